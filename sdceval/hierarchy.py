@@ -1,0 +1,289 @@
+"""Generalization hierarchies (value generalization trees and numeric interval trees).
+
+Layout (the one ARX uses, so ARX hierarchies can be loaded): a table with one row per
+leaf value and one column per level, column 0 the leaf, the last column the root
+(a single value, conventionally ``*``).  Level ``j`` generalizes level ``j-1``.
+
+Internally every leaf gets an integer *code*.  Leaves are ordered so that the leaves
+under any node form a contiguous range of codes (depth-first order for categorical
+trees, numeric order for interval trees).  A generalized cell is therefore always a
+closed code range ``[lo, hi]``; this is how `Release.cells` stores cells, and it makes
+"how many leaves of the cell fall in a predicate" (the uniform assumption of Li & Li
+§4.2) a range intersection.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import SdcevalError
+
+ROOT_LABEL = "*"
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+class Hierarchy:
+    """A generalization hierarchy over the leaf values of one attribute.
+
+    Parameters
+    ----------
+    table : sequence of rows or DataFrame
+        One row per leaf: ``[leaf, level1, ..., root]``.  Every row has the same length,
+        every label at level ``j`` has exactly one parent at level ``j+1`` (levels nest),
+        and the last column holds a single value (one root).
+    name : str
+        Attribute name (used in messages).
+    numeric : bool
+        Leaves are numbers; they are ordered numerically and every inner node must then
+        cover a contiguous run of leaves (an interval).
+
+    Attributes
+    ----------
+    leaves : ndarray of str
+        Leaf labels in code order.
+    leaf_values : ndarray of float or None
+        Numeric leaf values (numeric hierarchies only).
+    height : int
+        Number of levels above the leaf level (``levels`` run 0..height).
+    node_of[j] : ndarray of int, shape (n_leaves,)
+        Local id, within level ``j``, of each leaf's ancestor at level ``j``.
+    labels[j] : ndarray of str
+        Label of each node of level ``j``.
+    lo[j], hi[j] : ndarray of int
+        First and last leaf code under each node of level ``j``.
+    """
+
+    def __init__(self, table, name: str = "", numeric: bool = False):
+        rows = self._rows(table, name)
+        self.name = name
+        self.numeric = bool(numeric)
+        width = {len(r) for r in rows}
+        if len(width) != 1:
+            raise SdcevalError(
+                f"hierarchy {name!r}: rows have different numbers of levels {sorted(width)}; "
+                "every row must list the leaf and one label per level up to the root")
+        width = width.pop()
+        if width < 2:
+            raise SdcevalError(
+                f"hierarchy {name!r}: needs at least two columns (leaf and root '*')")
+        arr = np.array(rows, dtype=object).astype(str)
+        leaves = arr[:, 0]
+        uniq, counts = np.unique(leaves, return_counts=True)
+        if (counts > 1).any():
+            raise SdcevalError(
+                f"hierarchy {name!r}: leaf values listed more than once: "
+                f"{', '.join(uniq[counts > 1][:10])}")
+        roots = np.unique(arr[:, -1])
+        if len(roots) != 1:
+            raise SdcevalError(
+                f"hierarchy {name!r}: the last level must be a single root, found "
+                f"{len(roots)} values ({', '.join(roots[:5])}); add a final '*' column")
+        for j in range(1, width - 1):
+            parents = pd.DataFrame({"c": arr[:, j], "p": arr[:, j + 1]}).groupby("c")["p"].nunique()
+            bad = parents[parents > 1]
+            if len(bad):
+                raise SdcevalError(
+                    f"hierarchy {name!r}: levels do not nest: at level {j}, "
+                    f"{', '.join(map(repr, bad.index[:5]))} "
+                    f"{'has' if len(bad) == 1 else 'have'} more than one parent at level {j + 1}")
+        if self.numeric:
+            try:
+                values = leaves.astype(float)
+            except ValueError:
+                raise SdcevalError(
+                    f"hierarchy {name!r} is declared numeric but has non-numeric leaves") from None
+            order = np.argsort(values, kind="stable")
+        else:
+            # depth-first order: sort by the first-appearance rank of each ancestor,
+            # from the root's child down to the leaf, so every subtree is contiguous.
+            keys = []
+            for j in range(width - 2, -1, -1):
+                _, first = np.unique(arr[:, j], return_index=True)
+                rank = {lab: r for r, lab in enumerate(arr[np.sort(first), j])}
+                keys.append(np.array([rank[v] for v in arr[:, j]]))
+            order = np.lexsort(keys[::-1])
+        arr = arr[order]
+        self._table = arr
+        self.leaves = arr[:, 0]
+        self.leaf_values = arr[:, 0].astype(float) if self.numeric else None
+        self.height = width - 1
+        self.node_of: list[np.ndarray] = []
+        self.labels: list[np.ndarray] = []
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        codes = np.arange(len(arr))
+        for j in range(width):
+            col = arr[:, j]
+            # nodes numbered in leaf order, so node ids are sorted by their ranges
+            change = np.r_[True, col[1:] != col[:-1]]
+            local = np.cumsum(change) - 1
+            labels = col[change]
+            if len(np.unique(labels)) != len(labels):
+                dup = [lab for lab in pd.unique(labels) if (labels == lab).sum() > 1]
+                raise SdcevalError(
+                    f"hierarchy {name!r}: node {dup[0]!r} at level {j} covers leaves that are "
+                    "not contiguous" + (" in numeric order (numeric nodes must be intervals)"
+                                        if self.numeric else ""))
+            self.node_of.append(local)
+            self.labels.append(labels)
+            self.lo.append(np.minimum.reduceat(codes, np.flatnonzero(change)))
+            self.hi.append(np.maximum.reduceat(codes, np.flatnonzero(change)))
+        self._leaf_index = {lab: i for i, lab in enumerate(self.leaves)}
+        self._range_label = {}
+        for j in range(width):
+            for lab, a, b in zip(self.labels[j], self.lo[j], self.hi[j]):
+                self._range_label.setdefault((int(a), int(b)), lab)
+
+    @staticmethod
+    def _rows(table, name):
+        if isinstance(table, pd.DataFrame):
+            rows = table.astype(str).values.tolist()
+        else:
+            rows = [list(map(str, r)) for r in table]
+        rows = [[c.strip() for c in r] for r in rows if any(c.strip() for c in r)]
+        if not rows:
+            raise SdcevalError(f"hierarchy {name!r} is empty")
+        return rows
+
+    # -- construction helpers ---------------------------------------------------
+    @classmethod
+    def flat(cls, values, name: str = "") -> "Hierarchy":
+        """Two-level hierarchy: each value, then ``*``."""
+        values = pd.unique(pd.Series(list(values)).astype(str))
+        return cls([[v, ROOT_LABEL] for v in values], name=name)
+
+    @classmethod
+    def intervals(cls, values, widths: Sequence[float], name: str = "",
+                  origin: float = 0.0) -> "Hierarchy":
+        """Numeric interval hierarchy: level ``j`` = intervals of width ``widths[j-1]``
+        aligned at ``origin``, then ``*``.  Each width must divide the next so levels nest.
+        Integer data get labels ``[40-44]`` (closed), other data ``[40, 45)``.
+        """
+        vals = np.unique(np.asarray(list(values), dtype=float))
+        widths = [float(w) for w in widths]
+        for a, b in zip(widths, widths[1:]):
+            if b <= a or not math.isclose(b / a, round(b / a)):
+                raise SdcevalError(
+                    f"hierarchy {name!r}: interval widths must grow and each must divide "
+                    f"the next (got {widths})")
+        integer = np.all(vals == np.round(vals))
+        cols = [[_fmt(v) for v in vals]]
+        for w in widths:
+            lo = np.floor((vals - origin) / w) * w + origin
+            if integer:
+                cols.append([f"[{_fmt(a)}-{_fmt(a + w - 1)}]" for a in lo])
+            else:
+                cols.append([f"[{_fmt(a)}, {_fmt(a + w)})" for a in lo])
+        cols.append([ROOT_LABEL] * len(vals))
+        return cls(list(zip(*cols)), name=name, numeric=True)
+
+    @classmethod
+    def auto_intervals(cls, values, name: str = "", levels: int = 4) -> "Hierarchy":
+        """Interval hierarchy for a numeric QI given without one: a 'nice' base width
+        (1, 2 or 5 times a power of ten, about range/2**levels), doubled at each level."""
+        vals = np.unique(np.asarray(list(values), dtype=float))
+        span = float(vals.max() - vals.min()) if len(vals) > 1 else 1.0
+        raw = max(span / 2 ** levels, 1e-12)
+        mag = 10 ** math.floor(math.log10(raw))
+        base = min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=10 * mag)
+        widths = [base * 2 ** i for i in range(levels)]
+        origin = math.floor(vals.min() / base) * base
+        return cls.intervals(vals, widths, name=name, origin=origin)
+
+    @classmethod
+    def from_csv(cls, path, name: str | None = None, numeric: bool = False,
+                 delimiter: str | None = None) -> "Hierarchy":
+        """Load an ARX-style hierarchy CSV (``;`` or ``,`` separated, no header)."""
+        path = Path(path)
+        if not path.exists():
+            raise SdcevalError(f"hierarchy file {str(path)!r} does not exist")
+        text = path.read_text(encoding="utf-8")
+        if delimiter is None:
+            first = text.splitlines()[0] if text.strip() else ""
+            delimiter = ";" if first.count(";") >= first.count(",") and ";" in first else ","
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+        return cls(rows, name=name or path.stem, numeric=numeric)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table, one row per leaf, columns ``level0..levelH``."""
+        return pd.DataFrame(self._table, columns=[f"level{j}" for j in range(self.height + 1)])
+
+    def to_csv(self, path, delimiter: str = ";") -> None:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, delimiter=delimiter).writerows(self._table.tolist())
+
+    # -- queries -----------------------------------------------------------------
+    @property
+    def n_leaves(self) -> int:
+        return len(self.leaves)
+
+    def encode(self, values, column: str | None = None) -> np.ndarray:
+        """Leaf codes of data values; error naming the values missing from the tree."""
+        s = pd.Series(values)
+        if self.numeric:
+            num = pd.to_numeric(s, errors="coerce").to_numpy(float)
+            pos = np.searchsorted(self.leaf_values, num)
+            pos = np.clip(pos, 0, len(self.leaf_values) - 1)
+            ok = self.leaf_values[pos] == num
+            codes = pos
+        else:
+            strs = s.astype(str).to_numpy()
+            uniq, inv = np.unique(strs, return_inverse=True)
+            ucodes = np.array([self._leaf_index.get(u, -1) for u in uniq], dtype=np.int64)
+            codes = ucodes[inv]
+            ok = codes >= 0
+        if not ok.all():
+            missing = pd.unique(s[~ok].astype(str))
+            raise SdcevalError(
+                f"column {column or self.name!r}: {len(missing)} value(s) are not leaves of its "
+                f"hierarchy: {', '.join(map(repr, missing[:10]))}"
+                f"{' ...' if len(missing) > 10 else ''}; add them to the hierarchy file")
+        return np.asarray(codes, dtype=np.int64)
+
+    def generalize(self, codes: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """Code ranges ``(lo, hi)`` of the level-``level`` ancestors of ``codes``."""
+        if not 0 <= level <= self.height:
+            raise SdcevalError(
+                f"hierarchy {self.name!r}: level {level} outside 0..{self.height}")
+        node = self.node_of[level][codes]
+        return self.lo[level][node], self.hi[level][node]
+
+    def label(self, lo: int, hi: int) -> str:
+        """Readable label of the cell ``[lo, hi]``: the node label if the range is a node,
+        else an interval ``[a-b]`` of the leaf values (numeric Mondrian cells)."""
+        lab = self._range_label.get((int(lo), int(hi)))
+        if lab is not None:
+            return lab
+        if self.numeric:
+            a, b = self.leaf_values[int(lo)], self.leaf_values[int(hi)]
+            return f"[{_fmt(a)}-{_fmt(b)}]"
+        return "{" + ",".join(self.leaves[int(lo):int(hi) + 1]) + "}"
+
+    def labels_of(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Vectorized `label` over many cells (computed once per distinct cell)."""
+        pairs = np.stack([np.asarray(lo), np.asarray(hi)], axis=1)
+        uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+        labs = np.array([self.label(a, b) for a, b in uniq], dtype=object)
+        return labs[inv.ravel()]
+
+    def children(self, level: int, node: int) -> np.ndarray:
+        """Local ids (at ``level-1``) of the children of node ``node`` of ``level``."""
+        lo, hi = self.lo[level][node], self.hi[level][node]
+        return np.unique(self.node_of[level - 1][lo:hi + 1])
+
+    def parent(self, level: int) -> np.ndarray:
+        """Local id at ``level+1`` of the parent of each node of ``level``."""
+        return self.node_of[level + 1][self.lo[level]]
+
+    def __repr__(self) -> str:
+        return (f"Hierarchy({self.name!r}, leaves={self.n_leaves}, height={self.height}, "
+                f"numeric={self.numeric})")
