@@ -49,6 +49,8 @@ class Param:
     grid: tuple = ()
     scale: str = "linear"
     description: str = ""
+    #: conditions ``(("model", "k"),)`` under which this is the tuned parameter
+    when: tuple = ()
 
     def bounds(self, n: int | None = None) -> tuple[float | None, float | None]:
         def res(b):
@@ -114,7 +116,8 @@ class Param:
         return {"name": self.name, "type": _TYPES.get(self.type, str(self.type)),
                 "default": self.default, "bounds": self.describe_bounds(), "unit": self.unit,
                 "protection": self.protection, "grid": list(self.grid), "scale": self.scale,
-                "description": self.description}
+                "description": self.description,
+                **({"when": dict(self.when)} if self.when else {})}
 
 
 def _resolve(owner: str, params: tuple[Param, ...], given: dict | None, n: int | None) -> dict:
@@ -147,11 +150,20 @@ class MethodSpec:
 
     @property
     def tunable(self) -> Param:
-        """The parameter that controls protection (the one bisection searches)."""
+        """The parameter that controls protection under the default settings."""
+        return self.tunable_for({})
+
+    def tunable_for(self, params: dict | None) -> Param:
+        """The parameter bisection searches, given the other parameters (e.g. Mondrian
+        tunes ``l`` when ``model="l"``): the first with a protection direction whose
+        ``when`` conditions hold."""
+        resolved = {p.name: p.default for p in self.params}
+        resolved.update(params or {})
         for p in self.params:
-            if p.protection:
+            if p.protection and all(str(resolved.get(k)) == str(v) for k, v in p.when):
                 return p
-        raise SdcevalError(f"method {self.name!r} has no protection parameter to tune")
+        raise SdcevalError(f"method {self.name!r} has no protection parameter to tune "
+                           f"with {params or 'its defaults'}")
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -1,0 +1,123 @@
+"""Markdown report of an experiment: tables, figures and, where the file gives the
+published values (``[paper]``), a side-by-side comparison with pairwise-order agreement.
+Reports hold aggregates only, never records.
+
+``[paper.<data>]`` layout::
+
+    [paper.census]
+    target_risk = 0.45
+    [paper.census.methods.mdav]
+    parameter = 5
+    propensity = 4.28e-4
+    emd = 0.16
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import write_text
+
+
+def pairwise_agreement(paper: dict[str, float], ours: dict[str, float]) -> tuple[int, int]:
+    """Number of method pairs ordered the same way by ``paper`` and ``ours`` (out of all
+    pairs present in both)."""
+    common = [m for m in paper if m in ours and paper[m] is not None
+              and ours[m] is not None and np.isfinite(ours[m])]
+    agree = total = 0
+    for a, b in combinations(common, 2):
+        total += 1
+        agree += int(np.sign(paper[a] - paper[b]) == np.sign(ours[a] - ours[b]))
+    return agree, total
+
+
+def _md(df: pd.DataFrame) -> str:
+    def fmt(v):
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else f"{v:.4g}"
+        return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def paper_side_by_side(data: str, ours: dict[str, dict[str, float]], params: dict[str, float],
+                       paper: dict, label: str = "ours") -> tuple[pd.DataFrame, list[str]]:
+    """Table paper vs ours for one data set plus agreement lines per utility."""
+    pm = paper.get(data, {}).get("methods", {})
+    utils = sorted({k for v in pm.values() for k in v if k != "parameter"})
+    rows, notes = [], []
+    for m in pm:
+        row = {"method": m, "paper parameter": pm[m].get("parameter"),
+               f"{label} parameter": params.get(m)}
+        for u in utils:
+            row[f"paper {u}"] = pm[m].get(u)
+            match = [k for k in ours.get(m, {}) if k == u or k.startswith(f"{u}(")]
+            for k in match:
+                row[f"{label} {k}"] = ours[m][k]
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for u in utils:
+        paper_vals = {m: pm[m].get(u) for m in pm}
+        variants = sorted({k for m in ours for k in ours[m] if k == u or k.startswith(f"{u}(")})
+        for k in variants:
+            a, t = pairwise_agreement(paper_vals, {m: ours[m].get(k) for m in ours})
+            order_p = " < ".join(sorted((m for m in paper_vals if paper_vals[m] is not None),
+                                        key=paper_vals.get))
+            order_o = " < ".join(sorted((m for m in ours if k in ours[m]),
+                                        key=lambda m: ours[m][k]))
+            notes.append(f"- {data} {k}: {a}/{t} pairwise orderings agree with the paper "
+                         f"(paper: {order_p}; {label}: {order_o})")
+    return df, notes
+
+
+def write_report(result, out: Path) -> list[Path]:
+    from ..plots import plot_risk_curves
+    spec = result.spec
+    files = []
+    lines = [f"# {spec.name}", "", spec.description, "",
+             f"Experiment file `{spec.path}`, seed {spec.seed}, repeats {spec.repeats}.", ""]
+    if result.comparisons:
+        png = plot_risk_curves(list(result.comparisons.values()), out / "risk_curves.png",
+                               title=spec.name)
+        files.append(png)
+        lines += ["## Risk-equalized comparisons", "", f"![risk curves]({png.name})", ""]
+        for key, comp in result.comparisons.items():
+            lines += [f"### {key}: target {comp.risk_measure} = {comp.target:.4g}"
+                      + (f" (risk of `{comp.reference}`)" if comp.reference else ""), "",
+                      _md(comp.table()), ""]
+            if spec.paper.get(comp.dataset):
+                params = {m.method: m.value for m in comp.matches}
+                df, notes = paper_side_by_side(comp.dataset, comp.utilities, params,
+                                               spec.paper, label="ours (bisection)")
+                target = spec.paper[comp.dataset].get("target_risk")
+                lines += [f"Paper vs ours (paper's matched risk: {target}):", "", _md(df), ""]
+                lines += notes + [""]
+    if result.evaluations:
+        lines += ["## Evaluations at fixed parameters", ""]
+        for key, df in result.evaluations.items():
+            if df.empty:
+                continue
+            wide = df.pivot_table(index=["data", "release"], columns="measure", values="value",
+                                  aggfunc="mean", sort=False).reset_index()
+            lines += [f"### {key}", "", _md(wide), ""]
+            data = df["data"].iloc[0]
+            if spec.paper.get(data):
+                ours = {r["release"].split(":")[0]: {k: r[k] for k in wide.columns
+                                                     if k not in ("data", "release")}
+                        for _, r in wide.iterrows()}
+                params = {r["release"].split(":")[0]: r["release"].split("=")[-1]
+                          for _, r in wide.iterrows()}
+                t, notes = paper_side_by_side(data, ours, params, spec.paper,
+                                              label="ours (paper's parameters)")
+                lines += ["Paper vs ours at the paper's parameters:", "", _md(t), ""]
+                lines += notes + [""]
+    for key, tr in result.tradeoffs.items():
+        lines += tr.report_lines()
+    files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
+    return files

@@ -1,0 +1,188 @@
+"""Run an experiment file: spec -> tasks -> executor -> results -> report (SPEC §6).
+
+Tasks are module-level functions of picklable arguments, so the same task runs in
+this process, a local worker or a Dask worker.  Every task is seeded from the file, so
+a run is exactly reproducible.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from ..compare.ranking import (MethodMatch, assemble, check_comparison, match_method,
+                               parse_measure_list, parse_reference, resolve_target)
+from ..datasets import open_dataset
+from ..io import write_csv, write_json, write_text
+from ..registry import get_measure, get_method
+from .executor import make_executor
+from .spec import ExperimentSpec, Job, load_spec
+
+
+# -- tasks (pure functions of picklable arguments) ----------------------------------
+def _freeze(ref: dict) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in ref.items()))
+
+
+@lru_cache(maxsize=8)
+def _open_frozen(frozen: tuple):
+    ref = dict(frozen)
+    split = (lambda v: list(v) if isinstance(v, tuple) else
+             ([s.strip() for s in v.split(",")] if isinstance(v, str) else v))
+    return open_dataset(ref["data"], schema_file=ref.get("schema"),
+                        qi=split(ref["qi"]) if "qi" in ref else None,
+                        sensitive=ref.get("sensitive"),
+                        numeric=split(ref["numeric"]) if "numeric" in ref else None,
+                        label=ref.get("label"))
+
+
+def open_ref(ref: dict):
+    """Open (and cache per process) the data set a job refers to."""
+    return _open_frozen(_freeze(ref))
+
+
+def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
+               fixed_params) -> MethodMatch:
+    ds = open_ref(data_ref)
+    return match_method(ds, method, target_value, risk=risk, risk_params=risk_params,
+                        utilities=utilities, seed=seed, repeats=repeats,
+                        fixed_params=fixed_params)
+
+
+def task_evaluate(data_ref, release, measures, seed) -> list[dict]:
+    ds = open_ref(data_ref)
+    name, params = parse_reference(release)
+    spec = get_method(name)
+    rel = spec.apply(ds, params, seed=seed)
+    rows = []
+    for label, (mname, mparams) in measures.items():
+        m = get_measure(mname).evaluate(ds, rel, mparams)
+        rows.append({"data": ds.name, "release": release, "method": name,
+                     **{f"param_{k}": v for k, v in params.items()}, "seed": seed,
+                     "measure": label, "value": m.value,
+                     "larger_is_worse": m.larger_is_worse})
+    return rows
+
+
+# -- jobs ----------------------------------------------------------------------------
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    out: Path
+    comparisons: dict[str, Any] = field(default_factory=dict)
+    evaluations: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tradeoffs: dict[str, Any] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [f"experiment {self.spec.name}: {len(self.spec.jobs)} job(s), "
+                 f"results in {self.out}"]
+        for key, comp in self.comparisons.items():
+            lines.append(f"\n[{key}] target {comp.risk_measure} = {comp.target:.4g}")
+            lines.append(comp.table().to_string(index=False))
+        for key, df in self.evaluations.items():
+            lines.append(f"\n[{key}]")
+            lines.append(df.to_string())
+        for key, tr in self.tradeoffs.items():
+            lines.append(f"\n[{key}]")
+            lines.append(str(tr))
+        lines.append("\nfiles: " + ", ".join(str(f) for f in self.files))
+        return "\n".join(lines)
+
+
+def _run_comparison(job: Job, spec: ExperimentSpec, executor, say) -> Any:
+    o = job.options
+    ref = job.data_ref()
+    ds = open_ref(ref)
+    methods = list(o.get("methods", ["mdav", "noise", "rank_swap", "multiplicative_noise"]))
+    risk, rparams = parse_reference(o.get("risk", "linkage_risk"))
+    _, rparams, utils = check_comparison(methods, risk, rparams,
+                                         o.get("utilities", ["propensity", "emd"]))
+    target, reference = resolve_target(ds, o.get("target", "mdav:k=5"), risk, rparams,
+                                       spec.seed)
+    say(f"[{job.key}] target {risk} = {target:.6g}"
+        + (f" (risk of {reference})" if reference else "")
+        + f"; matching {len(methods)} methods")
+    tasks = [dict(data_ref=ref, method=m, target_value=target, risk=risk,
+                  risk_params=rparams, utilities=utils, seed=spec.seed,
+                  repeats=spec.repeats, fixed_params=o.get("method_params", {}).get(m))
+             for m in methods]
+    matches = executor.map(task_match, tasks, progress=_bar(say, job.key, len(tasks)))
+    return assemble(ds.name, matches, target=target, reference=reference, risk=risk,
+                    risk_params=rparams, utilities=utils, seed=spec.seed,
+                    repeats=spec.repeats)
+
+
+def _run_evaluation(job: Job, spec: ExperimentSpec, executor, say) -> pd.DataFrame:
+    o = job.options
+    measures = parse_measure_list(o.get("measures", ["linkage_risk"]))
+    seeds = o.get("seeds", [spec.seed])
+    tasks = [dict(data_ref=job.data_ref(), release=r, measures=measures, seed=s)
+             for r in o["releases"] for s in seeds]
+    say(f"[{job.key}] {len(tasks)} releases x {len(measures)} measures")
+    rows = [row for res in executor.map(task_evaluate, tasks,
+                                        progress=_bar(say, job.key, len(tasks)))
+            for row in res]
+    return pd.DataFrame(rows)
+
+
+def _bar(say, key: str, total: int) -> Callable | None:
+    if say is None or total <= 1:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    bar = tqdm(total=total, desc=key, leave=False, disable=None)
+
+    def update(done, _total):
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+    return update
+
+
+def run_experiment(path, out=None, executor: str | None = None, workers: int | None = None,
+                   reduced: bool = False, progress: Callable[[str], None] | None = None
+                   ) -> ExperimentResult:
+    """Load, validate and run an experiment file; write results and a report."""
+    from .report import write_report
+    spec = load_spec(path, reduced=reduced)
+    out = Path(out) if out else spec.output
+    say = progress or (lambda m: None)
+    ex = make_executor(executor or spec.executor, workers or spec.workers, spec.scheduler)
+    result = ExperimentResult(spec, out)
+    try:
+        for job in spec.jobs:
+            if job.kind == "comparison":
+                comp = _run_comparison(job, spec, ex, say)
+                result.comparisons[job.key] = comp
+                result.files.append(write_csv(comp.table(), out / f"{job.key}_ranking.csv"))
+            elif job.kind == "evaluation":
+                df = _run_evaluation(job, spec, ex, say)
+                result.evaluations[job.key] = df
+                result.files.append(write_csv(df, out / f"{job.key}_measurements.csv"))
+            else:
+                from ..tradeoff import run_tradeoff_job
+                result.tradeoffs[job.key] = run_tradeoff_job(job, spec, ex, say, out)
+                result.files.extend(result.tradeoffs[job.key].files)
+    finally:
+        ex.close()
+    payload = {"experiment": spec.name, "description": spec.description,
+               "file": str(spec.path), "seed": spec.seed, "repeats": spec.repeats,
+               "reduced": reduced,
+               "comparisons": {k: c.to_dict() for k, c in result.comparisons.items()},
+               "evaluations": {k: json.loads(d.to_json(orient="records"))
+                               for k, d in result.evaluations.items()},
+               "tradeoffs": {k: t.to_dict() for k, t in result.tradeoffs.items()},
+               "paper": spec.paper}
+    result.files.append(write_json(payload, out / "results.json"))
+    result.files.extend(write_report(result, out))
+    return result
+
+
+__all__ = ["run_experiment", "ExperimentResult", "write_text"]

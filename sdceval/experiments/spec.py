@@ -1,0 +1,204 @@
+"""Declarative experiment files (TOML), validated before anything runs (SPEC §6).
+
+An experiment file has an ``[experiment]`` table and any number of jobs::
+
+    [experiment]
+    name = "domingo_ferrer_table1"
+    seed = 0                 # common random numbers for every job
+    repeats = 1
+    executor = "processes"   # serial | processes | dask
+    workers = 2
+    output = "results/domingo_ferrer_table1"   # relative to the current directory
+
+    [[comparison]]           # bisection to a common risk, then utility ranking
+    data = "census"
+    methods = ["mdav", "noise", "rank_swap", "multiplicative_noise"]
+    risk = "linkage_risk"    # parameters after a colon: "linkage_risk:aggregate=mean"
+    target = "mdav:k=5"      # or a number
+    utilities = ["propensity", "emd"]
+
+    [[evaluation]]           # fixed parameterizations x measures
+    data = "census"
+    releases = ["mdav:k=5", "noise:gamma=1"]
+    measures = ["linkage_risk", "propensity:model=linear"]
+    seeds = [0]
+
+    [[tradeoff]]             # Li & Li privacy-model grids (P_loss vs U_loss)
+    data = "adult"
+    models = ["k", "l", "t", "delta"]
+    method = "generalization"
+    measures = ["p_loss", "u_loss", "query_error"]
+    [tradeoff.grids]
+    k = [10, 50]
+
+    [reduced]                # overrides applied by `sdceval run --reduced` (CI)
+    ...
+
+Every name (data set, method, measure, parameter) is checked against the registries
+when the file is loaded, with the closest valid name suggested.
+"""
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SdcevalError, suggest
+from ..registry import get_measure, get_method
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+EXECUTORS = ("serial", "processes", "dask")
+JOB_KINDS = ("comparison", "evaluation", "tradeoff")
+_EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "workers",
+                    "output", "scheduler"}
+_DATA_KEYS = {"data", "schema", "qi", "sensitive", "numeric", "label"}
+_JOB_KEYS = {
+    "comparison": _DATA_KEYS | {"methods", "risk", "target", "utilities", "method_params",
+                                "title"},
+    "evaluation": _DATA_KEYS | {"releases", "measures", "seeds", "title"},
+    "tradeoff": _DATA_KEYS | {"models", "method", "grids", "measures", "title",
+                              "model_params"},
+}
+
+
+@dataclass
+class Job:
+    kind: str
+    index: int
+    options: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}{self.index}_{self.options.get('data', '')}"
+
+    def data_ref(self) -> dict:
+        return {k: self.options[k] for k in _DATA_KEYS if self.options.get(k) is not None}
+
+
+@dataclass
+class ExperimentSpec:
+    name: str
+    path: Path
+    description: str = ""
+    seed: int = 0
+    repeats: int = 1
+    executor: str = "serial"
+    workers: int = 2
+    scheduler: str | None = None
+    output: Path = Path("results")
+    jobs: list[Job] = field(default_factory=list)
+    paper: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)
+
+
+def _check_keys(where: str, got, allowed) -> None:
+    for k in got:
+        if k not in allowed:
+            raise SdcevalError(f"{where}: unknown key {k!r}.{suggest(k, allowed)} "
+                               f"Allowed: {', '.join(sorted(allowed))}")
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def load_spec(path, reduced: bool = False) -> ExperimentSpec:
+    """Parse and validate an experiment file; ``reduced`` applies its ``[reduced]`` table
+    (same structure as the file; jobs are matched by position)."""
+    path = Path(path)
+    if not path.exists():
+        raise SdcevalError(f"experiment file {str(path)!r} does not exist")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SdcevalError(f"{path}: not valid TOML: {exc}") from None
+    _check_keys(str(path), raw, {"experiment", "reduced", "paper", *JOB_KINDS})
+    if reduced and "reduced" in raw:
+        red = raw["reduced"]
+        for kind in JOB_KINDS:
+            if kind in red:
+                jobs = raw.get(kind, [])
+                for i, over in enumerate(red[kind]):
+                    if i < len(jobs):
+                        jobs[i] = _merge(jobs[i], over)
+        if "experiment" in red:
+            raw["experiment"] = _merge(raw.get("experiment", {}), red["experiment"])
+    exp = raw.get("experiment", {})
+    _check_keys(f"{path} [experiment]", exp, _EXPERIMENT_KEYS)
+    spec = ExperimentSpec(name=str(exp.get("name", path.stem)), path=path,
+                          description=str(exp.get("description", "")), raw=raw,
+                          paper=raw.get("paper", {}))
+    spec.seed = _int(exp.get("seed", 0), "seed", path)
+    spec.repeats = _int(exp.get("repeats", 1), "repeats", path, low=1)
+    spec.workers = _int(exp.get("workers", 2), "workers", path, low=1)
+    spec.executor = str(exp.get("executor", "serial"))
+    if spec.executor not in EXECUTORS:
+        raise SdcevalError(f"{path}: executor {spec.executor!r} unknown."
+                           f"{suggest(spec.executor, EXECUTORS)} Use one of {EXECUTORS}")
+    spec.scheduler = exp.get("scheduler")
+    spec.output = Path(exp.get("output", Path("results") / spec.name))
+    for kind in JOB_KINDS:
+        entries = raw.get(kind, [])
+        if isinstance(entries, dict):
+            entries = [entries]
+        for i, opts in enumerate(entries):
+            where = f"{path} [[{kind}]] #{i + 1}"
+            _check_keys(where, opts, _JOB_KEYS[kind])
+            if "data" not in opts:
+                raise SdcevalError(f"{where}: 'data' is required (a bundled name or a file)")
+            _validate_job(kind, opts, where)
+            spec.jobs.append(Job(kind, len(spec.jobs), dict(opts)))
+    if not spec.jobs:
+        raise SdcevalError(f"{path}: no job; add a [[comparison]], [[evaluation]] or "
+                           "[[tradeoff]] table")
+    return spec
+
+
+def _int(v, name, path, low=0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise SdcevalError(f"{path}: [experiment] {name} must be an integer >= {low}, got {v!r}")
+    return v
+
+
+def _validate_job(kind: str, opts: dict, where: str) -> None:
+    from ..compare.ranking import parse_measure_list, parse_reference
+    try:
+        if kind == "comparison":
+            for m in opts.get("methods", []):
+                get_method(m)
+            for m, params in opts.get("method_params", {}).items():
+                get_method(m).resolve(params)
+            risk, rparams = parse_reference(opts.get("risk", "linkage_risk"))
+            get_measure(risk).resolve(rparams)
+            target = opts.get("target", "mdav:k=5")
+            if isinstance(target, str):
+                try:
+                    float(target)
+                except ValueError:
+                    name, params = parse_reference(target)
+                    get_method(name).resolve(params)
+            parse_measure_list(opts.get("utilities", ["propensity", "emd"]))
+        elif kind == "evaluation":
+            if not opts.get("releases"):
+                raise SdcevalError("'releases' is required, e.g. [\"mdav:k=5\"]")
+            for r in opts["releases"]:
+                name, params = parse_reference(r)
+                get_method(name).resolve(params)
+            parse_measure_list(opts.get("measures", ["linkage_risk"]))
+        elif kind == "tradeoff":
+            from ..tradeoff import validate_tradeoff_options
+            validate_tradeoff_options(opts)
+    except SdcevalError as exc:
+        raise SdcevalError(f"{where}: {exc}") from None
