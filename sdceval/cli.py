@@ -198,8 +198,10 @@ def cmd_tradeoff(args) -> int:
     ds = _dataset(args)
     result = run_tradeoff(ds, models=_split(args.models), method=args.method,
                           seed=args.seed, out=args.out, grids=args.grid,
+                          measures=_split(args.measures), workers=args.workers,
                           progress=lambda m: _say(args, m))
     print(result)
+    _say(args, "wrote " + ", ".join(str(f) for f in result.files))
     return 0
 
 
@@ -273,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["generalization", "bucketization", "both"])
     s.add_argument("--grid", action="append", default=[], metavar="MODEL=V1,V2,...",
                    help="override a model's grid, e.g. --grid k=10,100")
+    s.add_argument("--measures", default="p_loss,u_loss,query_error",
+                   help="measures per release (parameters after a colon)")
+    s.add_argument("--workers", type=int, default=2, help="worker processes")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default="out/tradeoff")
     s.set_defaults(func=cmd_tradeoff)

@@ -1,0 +1,239 @@
+"""Privacy–utility trade-off of privacy models (Li & Li 2009, §4–§5).
+
+For every privacy model (k-anonymity, ℓ-diversity, t-closeness, δ-disclosure) and every
+parameter of its grid, Mondrian computes a release (generalization, bucketization or
+both); each release becomes a point (P_loss, U_loss) — worst-case privacy loss against
+aggregate utility loss — plus any other measure (query error).  The efficient frontier
+is the set of points no other point beats on both axes.
+
+Default grids are the paper's (§5.1): k ∈ {10, 50, 100, 200, 500, 1000, 2000, 5000},
+ℓ ∈ {3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5}, t ∈ {0.075, …, 0.4} with the JS
+divergence, δ ∈ {1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1}.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from .compare.frontier import efficient_frontier
+from .compare.ranking import parse_measure_list
+from .errors import SdcevalError, suggest
+from .io import write_csv, write_json
+from .registry import get_measure, get_method
+
+DEFAULT_GRIDS: dict[str, list[float]] = {
+    "k": [10, 50, 100, 200, 500, 1000, 2000, 5000],
+    "l": [3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5],
+    "t": [0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4],
+    "delta": [1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1],
+}
+#: model -> the Mondrian parameter that carries its threshold
+MODEL_PARAM = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+#: Li & Li used JS for t-closeness and probabilistic ℓ-diversity
+DEFAULT_MODEL_PARAMS = {"t": {"distance": "js"}, "l": {"l_variant": "probabilistic"}}
+METHODS = {"generalization": ["mondrian"], "bucketization": ["bucketization"],
+           "both": ["mondrian", "bucketization"]}
+METHOD_LABEL = {"mondrian": "generalization", "bucketization": "bucketization"}
+DEFAULT_MEASURES = ["p_loss", "u_loss", "query_error"]
+
+
+def _check_models(models) -> list[str]:
+    models = list(models or DEFAULT_GRIDS)
+    for m in models:
+        if m not in MODEL_PARAM:
+            raise SdcevalError(f"unknown privacy model {m!r}.{suggest(m, MODEL_PARAM)} "
+                               f"Models: {', '.join(MODEL_PARAM)}")
+    return models
+
+
+def parse_grids(items) -> dict[str, list[float]]:
+    """``["k=10,100", "t=0.1"]`` or ``{"k": [10, 100]}`` -> ``{"k": [10.0, 100.0]}``."""
+    if isinstance(items, dict):
+        pairs = items.items()
+    else:
+        pairs = []
+        for item in items or []:
+            if "=" not in item:
+                raise SdcevalError(f"--grid {item!r} must look like MODEL=V1,V2 (e.g. k=10,100)")
+            k, v = item.split("=", 1)
+            pairs.append((k.strip(), [x for x in v.split(",") if x.strip()]))
+    out = {}
+    for model, values in pairs:
+        _check_models([model])
+        try:
+            out[model] = [float(x) for x in values]
+        except (TypeError, ValueError):
+            raise SdcevalError(f"grid for model {model!r} must be numbers, got {values!r}") \
+                from None
+        if not out[model]:
+            raise SdcevalError(f"grid for model {model!r} is empty")
+    return out
+
+
+def validate_tradeoff_options(opts: dict) -> None:
+    """Check a ``[[tradeoff]]`` job of an experiment file before anything runs."""
+    models = _check_models(opts.get("models"))
+    method = opts.get("method", "generalization")
+    if method not in METHODS:
+        raise SdcevalError(f"method {method!r} unknown.{suggest(method, METHODS)} "
+                           f"Use one of {', '.join(METHODS)}")
+    grids = parse_grids(opts.get("grids", {}))
+    for m in models:
+        for mm in METHODS[method]:
+            spec = get_method(mm)
+            params = {"model": m, **DEFAULT_MODEL_PARAMS.get(m, {}),
+                      **opts.get("model_params", {}).get(m, {})}
+            for v in grids.get(m, DEFAULT_GRIDS[m]):
+                spec.resolve({**params, MODEL_PARAM[m]: v})
+    parse_measure_list(opts.get("measures", DEFAULT_MEASURES))
+
+
+def tradeoff_point(data_ref, method: str, model: str, value: float, model_params: dict,
+                   measures: dict, seed: int) -> dict[str, Any]:
+    """One release and its measures (a pure task for the executors)."""
+    from .experiments.runner import open_ref
+    ds = open_ref(data_ref) if isinstance(data_ref, dict) else data_ref
+    spec = get_method(method)
+    param = MODEL_PARAM[model]
+    t0 = time.perf_counter()
+    rel = spec.apply(ds, {"model": model, **model_params, param: value}, seed=seed)
+    row: dict[str, Any] = {"model": model, "parameter": param, "value": value,
+                           "method": METHOD_LABEL.get(method, method),
+                           "classes": int(len(pd.unique(rel.classes)))
+                           if rel.classes is not None else None,
+                           "anonymize_s": time.perf_counter() - t0,
+                           "warnings": "; ".join(rel.info.get("warnings", []))}
+    for label, (name, params) in measures.items():
+        row[label] = get_measure(name).evaluate(ds, rel, params).value
+    row["total_s"] = time.perf_counter() - t0
+    return row
+
+
+@dataclass
+class TradeoffResult:
+    points: pd.DataFrame
+    frontier: pd.DataFrame
+    measures: list[str]
+    title: str = ""
+    files: list[Path] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        cols = [c for c in ["model", "value", "method", *self.measures, "classes"]
+                if c in self.points.columns]
+        return (self.points[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
+                + f"\n\nefficient frontier: {len(self.frontier)} of {len(self.points)} points")
+
+    def to_dict(self) -> dict:
+        return {"title": self.title,
+                "points": self.points.astype(object).where(self.points.notna(), None)
+                .to_dict(orient="records"),
+                "frontier": self.frontier.astype(object).where(self.frontier.notna(), None)
+                .to_dict(orient="records")}
+
+    def report_lines(self) -> list[str]:
+        from .experiments.report import _md
+        lines = [f"## Trade-off: {self.title}", ""]
+        lines += [f"![{f.stem}]({f.name})" for f in self.files if f.suffix == ".png"]
+        cols = [c for c in ["model", "value", "method", *self.measures, "classes"]
+                if c in self.points.columns]
+        lines += ["", _md(self.points[cols]), "",
+                  f"Efficient frontier (P_loss, {self.measures[1] if len(self.measures) > 1 else ''}"
+                  f"): {len(self.frontier)} points", "", _md(self.frontier[cols]), ""]
+        return lines
+
+
+def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalization",
+                     grids=None, measures=None, model_params: dict | None = None,
+                     seed: int = 0, executor=None,
+                     progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """All (model, parameter, method) releases and their measures, as a tidy table."""
+    from .experiments.executor import Executor
+    opts = {"models": models, "method": method, "grids": grids or {},
+            "measures": measures or DEFAULT_MEASURES, "model_params": model_params or {}}
+    validate_tradeoff_options(opts)
+    models = _check_models(models)
+    grids = {**DEFAULT_GRIDS, **parse_grids(grids or {})}
+    meas = parse_measure_list(measures or DEFAULT_MEASURES)
+    tasks = []
+    for m in models:
+        params = {**DEFAULT_MODEL_PARAMS.get(m, {}), **(model_params or {}).get(m, {})}
+        for mm in METHODS[method]:
+            for v in grids[m]:
+                tasks.append(dict(data_ref=dataset_or_ref, method=mm, model=m, value=v,
+                                  model_params=params, measures=meas, seed=seed))
+    ex = executor or Executor()
+    say = progress or (lambda msg: None)
+    say(f"trade-off: {len(tasks)} releases x {len(meas)} measures ({ex.name} executor)")
+
+    def tick(done, total):
+        if done == total or done % 8 == 0:
+            say(f"  {done}/{total} releases")
+    rows = ex.map(tradeoff_point, tasks, progress=tick)
+    return pd.DataFrame(rows)
+
+
+def _finish(points: pd.DataFrame, meas_labels: list[str], out: Path, prefix: str, title: str
+            ) -> TradeoffResult:
+    from .plots import plot_tradeoff
+    x = "p_loss"
+    utilities = [m for m in meas_labels if m != x]
+    y = "u_loss" if "u_loss" in utilities else (utilities[0] if utilities else x)
+    frontier = efficient_frontier(points, x=x, y=y) if x in points and y in points else points
+    res = TradeoffResult(points, frontier, meas_labels, title)
+    res.files.append(write_csv(points, out / f"{prefix}points.csv"))
+    res.files.append(write_csv(frontier, out / f"{prefix}frontier.csv"))
+    if x in points:
+        style = "method" if points["method"].nunique() > 1 else None
+        for u in utilities:
+            name = "tradeoff" if u == y else f"tradeoff_{_slug(u)}"
+            res.files.append(plot_tradeoff(
+                points, out / f"{prefix}{name}.png", x=x, y=u, style=style, title=title,
+                ylabel={"u_loss": "utility loss U_loss",
+                        "query_error": "average relative error (%)"}.get(u, u)))
+    return res
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in s).strip("_")
+
+
+def run_tradeoff(dataset, *, models=None, method: str = "generalization", grids=None,
+                 measures=None, seed: int = 0, out="out/tradeoff",
+                 progress: Callable[[str], None] | None = None, workers: int = 1
+                 ) -> TradeoffResult:
+    """``sdceval tradeoff``: compute the points, the frontier, the plot, the JSON."""
+    from .experiments.executor import make_executor
+    ex = make_executor("processes" if workers > 1 else "serial", workers)
+    ref = _ref_of(dataset)
+    points = compute_tradeoff(ref, models=models, method=method, grids=grids,
+                              measures=measures, seed=seed, executor=ex, progress=progress)
+    out = Path(out)
+    labels = list(parse_measure_list(measures or DEFAULT_MEASURES))
+    res = _finish(points, labels, out, "", f"{dataset.name}: P_loss vs U_loss ({method})")
+    res.files.append(write_json({"data": dataset.name, "method": method, "seed": seed,
+                                 **res.to_dict()}, out / "results.json"))
+    return res
+
+
+def _ref_of(dataset):
+    """Bundled data sets travel to workers by name; others as the object itself."""
+    from .datasets import BUNDLED, load_dataset
+    if dataset.name in BUNDLED and load_dataset(dataset.name) is dataset:
+        return {"data": dataset.name}
+    return dataset
+
+
+def run_tradeoff_job(job, spec, executor, say, out: Path) -> TradeoffResult:
+    o = job.options
+    meas = o.get("measures", DEFAULT_MEASURES)
+    points = compute_tradeoff(job.data_ref(), models=o.get("models"),
+                              method=o.get("method", "generalization"),
+                              grids=o.get("grids", {}), measures=meas,
+                              model_params=o.get("model_params", {}), seed=spec.seed,
+                              executor=executor, progress=say)
+    labels = list(parse_measure_list(meas))
+    return _finish(points, labels, Path(out), f"{job.key}_", o.get("title", job.key))
