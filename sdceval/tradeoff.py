@@ -188,12 +188,22 @@ def _finish(points: pd.DataFrame, meas_labels: list[str], out: Path, prefix: str
     res.files.append(write_csv(frontier, out / f"{prefix}frontier.csv"))
     if x in points:
         style = "method" if points["method"].nunique() > 1 else None
+        bases: dict[str, list[str]] = {}
         for u in utilities:
-            name = "tradeoff" if u == y else f"tradeoff_{_slug(u)}"
-            res.files.append(plot_tradeoff(
-                points, out / f"{prefix}{name}.png", x=x, y=u, style=style, title=title,
-                ylabel={"u_loss": "utility loss U_loss",
-                        "query_error": "average relative error (%)"}.get(u, u)))
+            bases.setdefault(u.split("(")[0], []).append(u)
+        ylabels = {"u_loss": "utility loss U_loss",
+                   "query_error": "average relative error (%)"}
+        for base, variants in bases.items():
+            name = "tradeoff" if y in variants else f"tradeoff_{_slug(base)}"
+            if len(variants) == 1:
+                data, yy, by = points, variants[0], "model"
+            else:  # e.g. query error at several sel / qd values: one curve per variant
+                data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
+                                   var_name="variant", value_name=base)
+                yy, by = base, "variant"
+            res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
+                                           by=by, style=style, title=title,
+                                           ylabel=ylabels.get(base, base)))
     return res
 
 

@@ -1,0 +1,436 @@
+"""Aggregate utility loss U_loss (Li & Li 2009, §4.2) and the uniform-assumption estimator.
+
+A *large population* is a conjunction of generalized predicates, at most one per QI,
+each a node of that QI's hierarchy (a leaf value or an inner node such as ``[40-49]`` or
+``Government``, never the root ``*``), whose support in the original table is at least
+``min_support``.  For every large population ``y``
+
+    U_loss(y) = JS(P_y, P̄_y),        U_loss = mean_y U_loss(y)        (natural log)
+
+where ``P_y`` is the sensitive distribution of the original records satisfying ``y`` and
+``P̄_y`` its reconstruction from the release under the uniform assumption (§4.2, §6):
+every leaf of a generalized cell is equally likely, and every sensitive value of a
+bucket is equally likely for each of its records.  Released record ``i`` therefore adds
+
+    w_i(y) = Π_a |cell_a(i) ∩ pred_a(y)| / |cell_a(i)|     (counted in leaves)
+
+times its sensitive distribution: the one-hot of its released value for generalized
+releases, its bucket's distribution for bucketized ones.  Cells and predicates are both
+leaf-code ranges (see `Hierarchy`), so the weights are range overlaps.
+
+Li & Li mine the populations with FP-growth; here a level-wise (Apriori) search over
+record bitsets (``uint64`` words, ``np.bitwise_count``) does the same in about a second
+on Adult and is cached per data set, so evaluating many releases only pays for the
+reconstruction.  Reconstruction groups records by their combination of cells (a
+Mondrian release of Adult has a few thousand), so its cost is (populations × groups).
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SdcevalError
+from ..measurement import Measurement
+from ..registry import Param, register_measure
+from ..release import Release
+from .attribute_disclosure import (class_sensitive_counts, release_classes,
+                                   released_sensitive, require_sensitive)
+from .divergence import js_divergence, normalize
+
+#: elements of one (predicates x groups) weight block; bounds the estimator's memory
+_BLOCK = 1 << 22
+
+
+# -- bitsets ----------------------------------------------------------------------------
+def _pack(masks: np.ndarray) -> np.ndarray:
+    """Boolean ``(k, n)`` -> ``(k, ceil(n/64))`` uint64 bitsets."""
+    k, n = masks.shape
+    words = -(-n // 64)
+    packed = np.packbits(masks, axis=1, bitorder="little")
+    out = np.zeros((k, words * 8), dtype=np.uint8)
+    out[:, :packed.shape[1]] = packed
+    return out.view(np.uint64)
+
+
+def _popcount(bits: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(bits).sum(axis=-1, dtype=np.int64)
+
+
+# -- large populations --------------------------------------------------------------------
+@dataclass(frozen=True)
+class LargePopulations:
+    """Frequent conjunctions of hierarchy nodes (the large populations of Li & Li §4.2).
+
+    Attributes
+    ----------
+    qis : tuple of str
+    n_leaves : tuple of int
+        Leaves of each QI's hierarchy.
+    min_support : float
+    item_qi, item_level, item_node, item_lo, item_hi : ndarray
+        The frequent single predicates ("items"): QI index, hierarchy level, node id at
+        that level and the node's leaf-code range.
+    members : ndarray, shape (n_itemsets, n_qis)
+        Item index of each itemset's predicate on each QI, ``-1`` = no condition.
+    support : ndarray, shape (n_itemsets,)
+    counts : ndarray, shape (n_itemsets, m)
+        Original sensitive counts of each itemset's records.
+    first : ndarray of bool, shape (n_itemsets,)
+        True for the first itemset (fewest predicates, then search order) of each
+        distinct record set; the populations counted when duplicates are merged.
+    """
+
+    qis: tuple
+    n_leaves: tuple
+    min_support: float
+    item_qi: np.ndarray
+    item_level: np.ndarray
+    item_node: np.ndarray
+    item_lo: np.ndarray
+    item_hi: np.ndarray
+    members: np.ndarray
+    support: np.ndarray
+    counts: np.ndarray
+    first: np.ndarray
+
+    @property
+    def n_itemsets(self) -> int:
+        return len(self.members)
+
+    @property
+    def n_populations(self) -> int:
+        return int(self.first.sum())
+
+    def predicates(self, dedupe: bool = True) -> "Predicates":
+        """The populations as `Predicates` (distinct record sets only if ``dedupe``)."""
+        members = self.members[self.first] if dedupe else self.members
+        rows, select = [], np.full(members.shape, -1, dtype=np.int64)
+        for a in range(len(self.qis)):
+            ids = np.flatnonzero(self.item_qi == a)
+            leaves = np.arange(self.n_leaves[a])
+            rows.append((leaves[None, :] >= self.item_lo[ids, None]) &
+                        (leaves[None, :] <= self.item_hi[ids, None]))
+            local = np.full(len(self.item_qi), -1, dtype=np.int64)
+            local[ids] = np.arange(len(ids))
+            has = members[:, a] >= 0
+            select[has, a] = local[members[has, a]]
+        return Predicates(self.qis, rows, select)
+
+    def describe(self, dataset, i: int) -> str:
+        """Readable predicate of itemset ``i``, e.g. ``age=[40-49] & sex=Male``."""
+        parts = []
+        for a, it in enumerate(self.members[i]):
+            if it >= 0:
+                h = dataset.hierarchy(self.qis[a])
+                parts.append(f"{self.qis[a]}={h.labels[self.item_level[it]][self.item_node[it]]}")
+        return " & ".join(parts)
+
+
+_POPULATIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def large_populations(dataset, min_support: float = 0.05) -> LargePopulations:
+    """All large populations of ``dataset`` (cached per data set and ``min_support``).
+
+    Level-wise search: the frequent single predicates are every non-root node of every
+    QI hierarchy with support ``>= ceil(min_support * n)``; a frequent ``k``-itemset is
+    extended by each frequent predicate on a later QI and kept if the AND of the two
+    record bitsets has enough records.  Nodes are items even when two of them cover the
+    same leaves (a one-child node), exactly as a hierarchy lists them; duplicates are
+    flagged in ``first``.
+    """
+    if not 0 < min_support <= 1:
+        raise SdcevalError(f"min_support must be a fraction in (0, 1], got {min_support}")
+    per_ds = _POPULATIONS.setdefault(dataset, {})
+    key = (tuple(dataset.schema.qis), float(min_support))
+    if key not in per_ds:
+        per_ds[key] = _search(dataset, float(min_support))
+    return per_ds[key]
+
+
+def _search(dataset, min_support: float) -> LargePopulations:
+    qis = tuple(dataset.schema.qis)
+    if not qis:
+        raise SdcevalError(f"u_loss: data set {dataset.name!r} has no quasi-identifiers")
+    _, sens, m = require_sensitive(dataset, "u_loss")
+    n = dataset.n
+    # support / n >= min_support, robust to 0.05 * n landing a hair above an integer
+    threshold = max(1, math.ceil(min_support * n - 1e-9))
+    iq, il, inode, ilo, ihi, masks = [], [], [], [], [], []
+    for a, q in enumerate(qis):
+        h, codes = dataset.hierarchy(q), dataset.codes(q)
+        for j in range(h.height):          # level h.height is the root '*'
+            lo, hi = h.lo[j], h.hi[j]
+            mk = (codes[None, :] >= lo[:, None]) & (codes[None, :] <= hi[:, None])
+            keep = np.flatnonzero(mk.sum(axis=1) >= threshold)
+            iq.append(np.full(len(keep), a))
+            il.append(np.full(len(keep), j))
+            inode.append(keep)
+            ilo.append(lo[keep])
+            ihi.append(hi[keep])
+            masks.append(mk[keep])
+    item_qi, item_level, item_node, item_lo, item_hi = (
+        np.concatenate(x).astype(np.int64) for x in (iq, il, inode, ilo, ihi))
+    n_items = len(item_qi)
+    item_bits = _pack(np.concatenate(masks))
+    sens_bits = _pack(sens[None, :] == np.arange(m)[:, None])
+
+    members_all, support_all, counts_all, bits_levels = [], [], [], []
+    # level 1
+    members = np.full((n_items, len(qis)), -1, dtype=np.int64)
+    members[np.arange(n_items), item_qi] = np.arange(n_items)
+    bits, last_qi, support = item_bits, item_qi, _popcount(item_bits)
+    while len(members):
+        members_all.append(members)
+        support_all.append(support)
+        counts_all.append(np.stack([_popcount(bits & sens_bits[s]) for s in range(m)], axis=1)
+                          if len(bits) else np.zeros((0, m), dtype=np.int64))
+        bits_levels.append(bits)
+        # candidates: each itemset x each frequent item on a later QI (items sorted by QI)
+        start = np.searchsorted(item_qi, last_qi, side="right")
+        cnt = n_items - start
+        total = int(cnt.sum())
+        if total == 0:
+            break
+        parent = np.repeat(np.arange(len(members)), cnt)
+        item = start[parent] + (np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        keep_p, keep_i, keep_b = [], [], []
+        step = max(1, _BLOCK // max(1, bits.shape[1]))
+        for c0 in range(0, total, step):
+            p, it = parent[c0:c0 + step], item[c0:c0 + step]
+            b = bits[p] & item_bits[it]
+            ok = _popcount(b) >= threshold
+            keep_p.append(p[ok])
+            keep_i.append(it[ok])
+            keep_b.append(b[ok])
+        p, it = np.concatenate(keep_p), np.concatenate(keep_i)
+        members = members[p].copy()
+        members[np.arange(len(it)), item_qi[it]] = it
+        bits = np.concatenate(keep_b)
+        last_qi = item_qi[it]
+        support = _popcount(bits)
+
+    members = np.concatenate(members_all) if members_all else np.zeros((0, len(qis)), np.int64)
+    allbits = np.concatenate(bits_levels) if bits_levels else np.zeros((0, 1), np.uint64)
+    seen: set[bytes] = set()
+    first = np.zeros(len(members), dtype=bool)
+    for i in range(len(members)):       # one pass over itemsets (thousands), not records
+        key = allbits[i].tobytes()
+        if key not in seen:
+            seen.add(key)
+            first[i] = True
+    return LargePopulations(
+        qis=qis, n_leaves=tuple(dataset.hierarchy(q).n_leaves for q in qis),
+        min_support=min_support, item_qi=item_qi, item_level=item_level, item_node=item_node, item_lo=item_lo,
+        item_hi=item_hi, members=members,
+        support=np.concatenate(support_all) if support_all else np.zeros(0, np.int64),
+        counts=np.concatenate(counts_all) if counts_all else np.zeros((0, m), np.int64),
+        first=first)
+
+
+# -- predicates and the uniform-assumption estimator ------------------------------------------
+@dataclass(frozen=True)
+class Predicates:
+    """A batch of conjunctive QI predicates.
+
+    ``rows[a]`` is a boolean ``(R_a, n_leaves_a)`` matrix of leaf sets on QI ``a``;
+    ``select[p, a]`` picks predicate ``p``'s row on QI ``a`` (``-1`` = no condition).
+    Leaf sets need not be contiguous (random value sets in `query_error`).
+    """
+
+    qis: tuple
+    rows: list
+    select: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.select)
+
+
+class UniformEstimator:
+    """Reconstructs sensitive counts of QI predicates from a release (Li & Li §4.2).
+
+    Records are grouped by their combination of released cells; each group carries the
+    sum of its records' sensitive distributions (one-hot of the released value, or the
+    bucket's distribution for bucketization).  The estimate for predicate ``y`` is
+    ``Σ_g w_g(y) · S_g`` with ``w_g(y) = Π_a |cell_a ∩ pred_a| / |cell_a|``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    release : Release
+        Must carry a cell (leaf-code range) for every QI of ``dataset``.
+    who : str
+        Measure name for error messages.
+    """
+
+    def __init__(self, dataset, release: Release, who: str):
+        _, _, m = require_sensitive(dataset, who)
+        sens = released_sensitive(dataset, release, who)
+        qis = tuple(dataset.schema.qis)
+        if not qis:
+            raise SdcevalError(f"{who}: data set {dataset.name!r} has no quasi-identifiers")
+        cells = release.cells
+        if cells is None:
+            raise SdcevalError(
+                f"{who} needs the released cell of every quasi-identifier, but the "
+                f"{release.kind} release of {release.method!r} has none (Release.cells is "
+                "None); it applies to generalization, Mondrian and bucketization releases")
+        missing = [q for q in qis if q not in cells]
+        if missing:
+            raise SdcevalError(
+                f"{who}: release of {release.method!r} has no cells for quasi-identifier(s) "
+                f"{', '.join(map(repr, missing))}; every QI needs a (lo, hi) leaf-code range "
+                "per record (exact QIs: lo = hi = code)")
+        n = dataset.n
+        self.qis, self.m = qis, m
+        self.n_leaves = tuple(dataset.hierarchy(q).n_leaves for q in qis)
+        self.cell_lo, self.cell_hi, cell_ids = [], [], []
+        for q in qis:
+            lo, hi = self._check_cell(q, cells[q], n, dataset.hierarchy(q).n_leaves, who,
+                                      release.method)
+            key, inv = np.unique(lo * (hi.max() + 1) + hi, return_inverse=True)
+            first = np.zeros(len(key), dtype=np.int64)
+            first[inv] = np.arange(n)
+            self.cell_lo.append(lo[first])
+            self.cell_hi.append(hi[first])
+            cell_ids.append(inv.ravel())
+        groups, g = np.unique(np.stack(cell_ids, axis=1), axis=0, return_inverse=True)
+        g = g.ravel()
+        self.group_cell = [groups[:, a] for a in range(len(qis))]
+        self.n_groups = len(groups)
+        if release.kind == "bucketized":
+            classes, n_classes = release_classes(dataset, release, who)
+            dist = normalize(class_sensitive_counts(classes, n_classes, sens, m))
+            pairs, cnt = np.unique(g * n_classes + classes, return_counts=True)
+            mass = np.zeros((self.n_groups, m))
+            np.add.at(mass, pairs // n_classes, cnt[:, None] * dist[pairs % n_classes])
+        else:
+            mass = np.bincount(g * m + sens, minlength=self.n_groups * m).reshape(
+                self.n_groups, m).astype(np.float64)
+        self.mass = mass
+
+    @staticmethod
+    def _check_cell(q, cell, n, n_leaves, who, method):
+        try:
+            lo, hi = cell
+            lo, hi = np.asarray(lo), np.asarray(hi)
+        except (TypeError, ValueError):
+            raise SdcevalError(f"{who}: release of {method!r}: cells[{q!r}] must be a pair "
+                               "(lo, hi) of integer arrays") from None
+        if lo.shape != (n,) or hi.shape != (n,) or not (
+                np.issubdtype(lo.dtype, np.integer) and np.issubdtype(hi.dtype, np.integer)):
+            raise SdcevalError(
+                f"{who}: release of {method!r}: cells[{q!r}] must hold {n} integer leaf codes "
+                f"in lo and in hi, got shapes {lo.shape}, {hi.shape}")
+        if (lo < 0).any() or (hi >= n_leaves).any() or (lo > hi).any():
+            raise SdcevalError(
+                f"{who}: release of {method!r}: cells[{q!r}] must satisfy "
+                f"0 <= lo <= hi <= {n_leaves - 1} (leaf codes of its hierarchy)")
+        return lo.astype(np.int64), hi.astype(np.int64)
+
+    def counts(self, preds: Predicates, sensitive: np.ndarray | None = None) -> np.ndarray:
+        """Reconstructed sensitive counts, shape ``(len(preds), m)``; with ``sensitive``
+        (one value code per predicate) only those counts, shape ``(len(preds),)``."""
+        if tuple(preds.qis) != self.qis:
+            raise SdcevalError(f"predicates are over {preds.qis}, the data set's QIs are "
+                               f"{self.qis}")
+        # fraction of each distinct cell inside each predicate row
+        frac = []
+        for a in range(len(self.qis)):
+            lo, hi = self.cell_lo[a], self.cell_hi[a]
+            rows = np.asarray(preds.rows[a], dtype=bool)
+            if rows.ndim != 2 or rows.shape[1] != self.n_leaves[a]:
+                raise SdcevalError(f"predicate rows of QI {self.qis[a]!r} must have one "
+                                   f"column per leaf ({self.n_leaves[a]})")
+            ind = np.zeros((len(rows), self.n_leaves[a] + 1))
+            ind[:, 1:] = rows
+            cs = np.cumsum(ind, axis=1)           # leaves of each row in [0, c) = cs[:, c]
+            f = (cs[:, hi + 1] - cs[:, lo]) / (hi - lo + 1)
+            # expand to groups once when small (few predicate rows, as in u_loss)
+            expand = f.shape[0] * self.n_groups <= _BLOCK
+            frac.append((f[:, self.group_cell[a]] if expand else f, expand))
+        out = np.empty((len(preds), self.m) if sensitive is None else len(preds))
+        step = max(1, _BLOCK // max(1, self.n_groups))
+        # blocks of predicates on the same QIs: a block multiplies only its QIs' weights
+        used = preds.select >= 0
+        pattern = used @ (1 << np.arange(len(self.qis), dtype=np.int64))
+        order = np.argsort(pattern, kind="stable")
+        bounds = np.flatnonzero(np.diff(pattern[order])) + 1
+        blocks = [b[i:i + step] for b in np.split(order, bounds) for i in range(0, len(b), step)]
+        for idx in blocks:
+            sel = preds.select[idx]
+            w = None
+            for a in np.flatnonzero(used[idx[0]]):
+                f, expanded = frac[a]
+                fa = f[sel[:, a]] if expanded else f[sel[:, a]][:, self.group_cell[a]]
+                if w is None:
+                    w = fa
+                else:
+                    w *= fa
+            if sensitive is not None:
+                mass = self.mass[:, sensitive[idx]].T
+                out[idx] = mass.sum(axis=1) if w is None else np.einsum("pg,pg->p", w, mass)
+            else:
+                out[idx] = self.mass.sum(axis=0) if w is None else w @ self.mass
+        return out
+
+
+# -- the measure ----------------------------------------------------------------------
+@register_measure(
+    "u_loss", category="utility", larger_is_worse=True,
+    params=[
+        Param("min_support", float, default=0.05, low=0, high=1, low_inclusive=False,
+              unit="fraction of records",
+              description="minimum support of a large population (Li & Li's minSup)"),
+        Param("dedupe", bool, default=True,
+              description="count populations that select the same records once"),
+    ],
+    description="aggregate utility loss (Li & Li 2009 §4.2): mean over large populations "
+                "(frequent conjunctions of hierarchy nodes) of JS(P_y, reconstructed P_y) "
+                "under the uniform assumption")
+def u_loss(dataset, release: Release, min_support: float = 0.05,
+           dedupe: bool = True) -> Measurement:
+    """Utility loss ``U_loss = mean_y JS(P_y, P̄_y)`` over the large populations ``y``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Original data with QIs (each with a hierarchy; numeric QIs without one use the
+        automatic interval hierarchy) and a sensitive attribute.
+    release : Release
+        Must carry `Release.cells` for every QI (generalization, Mondrian,
+        bucketization, `identity_release`, `suppressed_release`).
+    min_support : float
+        Li & Li's minSup (a fraction of ``n``; the paper uses 0.05).
+    dedupe : bool
+        Itemsets selecting exactly the same records (e.g. a node and its one-child
+        node, or ``HS-grad`` as a leaf and as its own level-1 group) form one
+        population, represented by its first itemset (fewest predicates).
+
+    Returns
+    -------
+    Measurement
+        ``value`` = U_loss; ``per_record`` = None (an aggregate over populations);
+        ``details``: ``n_populations``, ``n_itemsets``, ``max`` (worst population).
+
+    Notes
+    -----
+    Checked on Adult (SPEC §2 hierarchies, six QIs, minSup 0.05): 5608 itemsets,
+    3011 distinct populations; fully suppressed QIs give 0.0489 (0.0515 over all
+    itemsets), Li & Li's 0.05; the original table gives 0.
+    """
+    pops = large_populations(dataset, min_support)
+    if pops.n_itemsets == 0:
+        raise SdcevalError(
+            f"u_loss: no population of data set {dataset.name!r} has support >= "
+            f"min_support={min_support}; lower min_support")
+    est = UniformEstimator(dataset, release, "u_loss").counts(pops.predicates(dedupe))
+    true = pops.counts[pops.first] if dedupe else pops.counts
+    per_pop = js_divergence(normalize(true), normalize(est))
+    return Measurement("u_loss", float(per_pop.mean()), None, True,
+                       {"n_populations": int(len(per_pop)),
+                        "n_itemsets": int(pops.n_itemsets),
+                        "max": float(per_pop.max())})
