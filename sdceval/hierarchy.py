@@ -175,10 +175,15 @@ class Hierarchy:
                 raise SdcevalError(
                     f"hierarchy {name!r}: interval widths must grow and each must divide "
                     f"the next (got {widths})")
-        integer = np.all(vals == np.round(vals))
+        # closed integer labels [40-44] only when the data, widths and origin are whole
+        integer = (np.all(vals == np.round(vals)) and all(w.is_integer() for w in widths)
+                   and float(origin).is_integer())
+        # bin indices of the first level, rounded so that 0.6 / 0.2 = 2.9999999999999996
+        # lands in bin 3; coarser levels by integer division, so levels always nest
+        base = np.floor(np.round((vals - origin) / widths[0], 9)).astype(np.int64)
         cols = [[_fmt(v) for v in vals]]
         for w in widths:
-            lo = np.floor((vals - origin) / w) * w + origin
+            lo = (base // round(w / widths[0])) * w + origin
             if integer:
                 cols.append([f"[{_fmt(a)}-{_fmt(a + w - 1)}]" for a in lo])
             else:
@@ -277,11 +282,17 @@ class Hierarchy:
 
     def children(self, level: int, node: int) -> np.ndarray:
         """Local ids (at ``level-1``) of the children of node ``node`` of ``level``."""
+        if not 1 <= level <= self.height:
+            raise SdcevalError(f"hierarchy {self.name!r}: level {level} has no children "
+                               f"(children exist at levels 1..{self.height})")
         lo, hi = self.lo[level][node], self.hi[level][node]
         return np.unique(self.node_of[level - 1][lo:hi + 1])
 
     def parent(self, level: int) -> np.ndarray:
         """Local id at ``level+1`` of the parent of each node of ``level``."""
+        if not 0 <= level < self.height:
+            raise SdcevalError(f"hierarchy {self.name!r}: level {level} has no parent "
+                               f"level (parents exist for levels 0..{self.height - 1})")
         return self.node_of[level + 1][self.lo[level]]
 
     def __repr__(self) -> str:

@@ -18,7 +18,9 @@ def ds():
 
 def one_qi(values, sens=None, hierarchy=None):
     frame = pd.DataFrame({"x": values, "s": sens if sens is not None else ["a"] * len(values)})
-    hier = {"x": hierarchy} if hierarchy is not None else {}
+    if hierarchy is None:  # numeric: one interval level that covers everything, then *
+        hierarchy = Hierarchy.intervals(sorted(set(values)), [1000], name="x")
+    hier = {"x": hierarchy}
     return Dataset(frame, Schema.from_roles(frame, qi=["x"], sensitive="s", hierarchies=hier))
 
 
@@ -42,7 +44,7 @@ def test_numeric_median_equal_to_max_cuts_below():
     d = one_qi([1, 1, 1, 1, 1, 2])
     with pytest.warns(UserWarning):
         rel = sdceval.anonymize(d, "mondrian", k=2)
-    assert set(rel.data["x"]) == {"*"} and rel.info["n_classes"] == 1  # the whole range
+    assert set(rel.data["x"]) == {"[0-999]"} and rel.info["n_classes"] == 1  # whole range
 
 
 def test_categorical_children_and_lca_node():
@@ -270,3 +272,37 @@ def test_data_errors():
     missing = frame.assign(x=[1, None, 3, 4])
     with pytest.raises(SdcevalError, match="missing values"):
         Dataset(missing, Schema.from_roles(missing, qi=["x"], sensitive="s"))
+
+
+# -- Adult (Li & Li's setting) ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def adult():
+    return sdceval.load_dataset("adult")
+
+
+def test_adult_k10_and_js_t_independently(adult):
+    qis = adult.schema.qis
+    rel = sdceval.anonymize(adult, "mondrian", k=10)
+    g = rel.data.groupby(qis, sort=False)
+    assert g.ngroups == rel.info["n_classes"] and g.size().min() >= 10
+    for c in qis:
+        lo, hi = rel.cells[c]
+        assert ((lo <= adult.codes(c)) & (adult.codes(c) <= hi)).all()
+    rel = sdceval.anonymize(adult, "mondrian", model="t", t=0.15, distance="js")
+    keys = rel.data.groupby(qis, sort=False).ngroup()
+    tab = pd.crosstab(keys, rel.data["occupation"])
+    P = tab.to_numpy(float) / tab.to_numpy().sum(axis=1, keepdims=True)
+    Q = adult.frame["occupation"].value_counts(normalize=True).reindex(tab.columns).to_numpy()
+    assert max(js(p, Q) for p in P) <= 0.15 + 1e-9
+
+
+def test_adult_js_of_revealed_value_matches_li_li(adult):
+    """SPEC §2: JS(Q, one-hot) is 0.488 for Craft-repair and 0.692 for Armed-Forces."""
+    from sdceval.privacy import TCloseness, table_distribution
+    h = adult.hierarchy("occupation")
+    Q = table_distribution(adult.codes("occupation"), h.n_leaves)
+    onehot = np.eye(h.n_leaves)
+    v = TCloseness(0.1, "js").value(onehot, Q)
+    leaves = list(h.leaves)
+    assert v[leaves.index("Craft-repair")] == pytest.approx(0.488, abs=5e-4)
+    assert v[leaves.index("Armed-Forces")] == pytest.approx(0.692, abs=5e-4)

@@ -162,23 +162,25 @@ def _search(dataset, min_support: float) -> LargePopulations:
     iq, il, inode, ilo, ihi, masks = [], [], [], [], [], []
     for a, q in enumerate(qis):
         h, codes = dataset.hierarchy(q), dataset.codes(q)
+        # node supports from leaf counts; masks only for the (few) frequent nodes
+        cum = np.r_[0, np.cumsum(np.bincount(codes, minlength=h.n_leaves))]
         for j in range(h.height):          # level h.height is the root '*'
             lo, hi = h.lo[j], h.hi[j]
-            mk = (codes[None, :] >= lo[:, None]) & (codes[None, :] <= hi[:, None])
-            keep = np.flatnonzero(mk.sum(axis=1) >= threshold)
+            keep = np.flatnonzero(cum[hi + 1] - cum[lo] >= threshold)
             iq.append(np.full(len(keep), a))
             il.append(np.full(len(keep), j))
             inode.append(keep)
             ilo.append(lo[keep])
             ihi.append(hi[keep])
-            masks.append(mk[keep])
+            masks.append((codes[None, :] >= lo[keep, None]) & (codes[None, :] <= hi[keep, None]))
     item_qi, item_level, item_node, item_lo, item_hi = (
         np.concatenate(x).astype(np.int64) for x in (iq, il, inode, ilo, ihi))
     n_items = len(item_qi)
     item_bits = _pack(np.concatenate(masks))
     sens_bits = _pack(sens[None, :] == np.arange(m)[:, None])
 
-    members_all, support_all, counts_all, bits_levels = [], [], [], []
+    members_all, support_all, counts_all, first_all = [], [], [], []
+    seen: set[bytes] = set()     # record sets met so far (itemsets in level-wise order)
     # level 1
     members = np.full((n_items, len(qis)), -1, dtype=np.int64)
     members[np.arange(n_items), item_qi] = np.arange(n_items)
@@ -188,7 +190,13 @@ def _search(dataset, min_support: float) -> LargePopulations:
         support_all.append(support)
         counts_all.append(np.stack([_popcount(bits & sens_bits[s]) for s in range(m)], axis=1)
                           if len(bits) else np.zeros((0, m), dtype=np.int64))
-        bits_levels.append(bits)
+        first = np.zeros(len(bits), dtype=bool)
+        for i, row in enumerate(bits):   # one pass over itemsets (thousands), not records
+            key = row.tobytes()
+            if key not in seen:
+                seen.add(key)
+                first[i] = True
+        first_all.append(first)
         # candidates: each itemset x each frequent item on a later QI (items sorted by QI)
         start = np.searchsorted(item_qi, last_qi, side="right")
         cnt = n_items - start
@@ -213,22 +221,15 @@ def _search(dataset, min_support: float) -> LargePopulations:
         last_qi = item_qi[it]
         support = _popcount(bits)
 
-    members = np.concatenate(members_all) if members_all else np.zeros((0, len(qis)), np.int64)
-    allbits = np.concatenate(bits_levels) if bits_levels else np.zeros((0, 1), np.uint64)
-    seen: set[bytes] = set()
-    first = np.zeros(len(members), dtype=bool)
-    for i in range(len(members)):       # one pass over itemsets (thousands), not records
-        key = allbits[i].tobytes()
-        if key not in seen:
-            seen.add(key)
-            first[i] = True
+    def cat(parts, shape):
+        return np.concatenate(parts) if parts else np.zeros(shape, np.int64)
+
     return LargePopulations(
         qis=qis, n_leaves=tuple(dataset.hierarchy(q).n_leaves for q in qis),
-        min_support=min_support, item_qi=item_qi, item_level=item_level, item_node=item_node, item_lo=item_lo,
-        item_hi=item_hi, members=members,
-        support=np.concatenate(support_all) if support_all else np.zeros(0, np.int64),
-        counts=np.concatenate(counts_all) if counts_all else np.zeros((0, m), np.int64),
-        first=first)
+        min_support=min_support, item_qi=item_qi, item_level=item_level,
+        item_node=item_node, item_lo=item_lo, item_hi=item_hi,
+        members=cat(members_all, (0, len(qis))), support=cat(support_all, (0,)),
+        counts=cat(counts_all, (0, m)), first=cat(first_all, (0,)).astype(bool))
 
 
 # -- predicates and the uniform-assumption estimator ------------------------------------------

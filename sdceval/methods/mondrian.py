@@ -28,7 +28,20 @@ common method interface.  `partition` is shared with `sdceval.methods.bucketizat
 
 Privacy parameters: ``model`` selects the model and its threshold parameter (k, l, t,
 delta).  For ℓ/t/δ, ``k`` is an *additional* minimum class size, enforced only when given
-(Li & Li used none); for ``model="k"`` it defaults to 10.
+(Li & Li used none); for ``model="k"`` it defaults to 10.  A threshold of another model
+set to a non-default value (``model="k", t=0.2``) is an error, not silently ignored.
+
+If no cut of the whole table is allowed, the release is the table as one class, with a
+note in ``Release.info["warnings"]`` and a `UserWarning`: this is how infeasible t and δ
+end (δ-disclosure needs every sensitive value of the table in every class, so on Adult,
+with 14 Armed-Forces records, there are at most 14 classes).  k and ℓ that even the whole
+table violates raise `SdcevalError` (`sdceval.privacy.check_feasible`).
+
+Speed: all work is on integer codes; a partition is an index array on an explicit
+stack; the parts' sensitive counts are one ``np.bincount(part * S + code)``; a partition
+smaller than twice the models' minimum class size (k; ⌈ℓ⌉; the number of sensitive
+values for δ) is final without evaluating any cut; cells are computed once at the end
+with ``reduceat`` over the classes.
 
 References
 ----------
@@ -48,7 +61,8 @@ from ..errors import SdcevalError
 from ..registry import Param, register_method
 from ..release import Release
 
-MODEL_THRESHOLD = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+#: k of model="k" when not given (``k`` defaults to None so that for ℓ/t/δ a minimum
+#: class size is enforced only when the user asks for one)
 DEFAULT_K = 10
 
 
@@ -275,8 +289,8 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
         desc = ", ".join(m.describe() for m in models)
         notes.append(
             f"{who}: no split satisfies {desc}; the release is the whole table as a "
-            "single equivalence class (it trivially satisfies t and δ; Li & Li §5.1 "
-            "observed this for δ < 1 on Adult)")
+            "single equivalence class (a single class is at distance 0 from the table, so "
+            "it satisfies any t and δ; Li & Li §5.1 observed this for δ < 1 on Adult)")
     return Partition(classes, cells, n_classes, notes)
 
 

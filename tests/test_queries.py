@@ -1,0 +1,143 @@
+"""Aggregate query answering (Li & Li 2009 §5.2): random COUNT queries, relative error."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdceval
+from sdceval import Dataset, Hierarchy, Release, Schema, SdcevalError
+from sdceval.measures.attribute_disclosure import identity_release, suppressed_release
+from sdceval.measures.queries import query_error, random_queries
+
+COLOR = Hierarchy([["red", "warm", "*"], ["yellow", "warm", "*"], ["green", "cool", "*"],
+                   ["blue", "cool", "*"], ["black", "dark", "*"]], name="color")
+
+
+@pytest.fixture(scope="module")
+def ds():
+    rng = np.random.default_rng(7)
+    n = 400
+    frame = pd.DataFrame({
+        "age": rng.integers(20, 60, n),
+        "color": rng.choice(["red", "yellow", "green", "blue", "black"], n),
+        "sex": rng.choice(["M", "F"], n),
+        "s": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+    })
+    hier = {"age": Hierarchy.intervals(range(20, 60), [5, 10, 20], name="age"),
+            "color": COLOR}
+    return Dataset(frame, Schema.from_roles(frame, qi=["age", "color", "sex"],
+                                            sensitive="s", hierarchies=hier), name="q")
+
+
+def brute_count(ds, rel, queries, i):
+    """Reconstructed count of query i, record by record (uniform assumption)."""
+    w = np.ones(ds.n)
+    for a, q in enumerate(ds.schema.qis):
+        r = queries.predicates.select[i, a]
+        if r >= 0:
+            row = queries.predicates.rows[a][r]
+            lo, hi = rel.cells[q]
+            w *= np.array([row[x:y + 1].sum() / (y - x + 1) for x, y in zip(lo, hi)])
+    sens = rel.sensitive_codes
+    return float(w[sens == queries.sensitive[i]].sum())
+
+
+def test_overall_selectivity_covers_sel_to_the_1_over_qd(ds):
+    # Anatomy's workload: each QI covers sel^(1/qd) of its domain
+    qs = random_queries(ds, n_queries=30, qd=2, sel=0.09, seed=1)
+    age_rows = qs.predicates.rows[0]
+    assert (age_rows.sum(axis=1) == math.ceil(0.3 * 40)).all()
+    with pytest.raises(SdcevalError, match="selectivity"):
+        random_queries(ds, qd=2, sel=0.1, selectivity="both")
+
+
+def test_workload_shape(ds):
+    qs = random_queries(ds, n_queries=50, qd=2, sel=0.3, seed=1, selectivity="per_qi")
+    used = qs.predicates.select >= 0
+    assert (used.sum(axis=1) == 2).all()
+    age_rows = qs.predicates.rows[0]
+    assert (age_rows.sum(axis=1) == math.ceil(0.3 * 40)).all()
+    for row in age_rows:                      # numeric QI: a contiguous range
+        idx = np.flatnonzero(row)
+        assert (np.diff(idx) == 1).all()
+    assert (qs.predicates.rows[1].sum(axis=1) == 2).all()     # ceil(0.3 * 5)
+    assert (qs.predicates.rows[2].sum(axis=1) == 1).all()     # ceil(0.3 * 2)
+    # actual counts are the original's, record by record
+    codes = {q: ds.codes(q) for q in ds.schema.qis}
+    for i in range(10):
+        mask = ds.codes("s") == qs.sensitive[i]
+        for a, q in enumerate(ds.schema.qis):
+            r = qs.predicates.select[i, a]
+            if r >= 0:
+                mask &= qs.predicates.rows[a][r][codes[q]]
+        assert qs.actual[i] == mask.sum()
+
+
+def test_same_seed_same_queries(ds):
+    a = random_queries(ds, n_queries=20, qd=2, sel=0.2, seed=3)
+    assert random_queries(ds, n_queries=20, qd=2, sel=0.2, seed=3) is a     # cached
+    c = random_queries(ds, n_queries=20, qd=2, sel=0.2, seed=4)
+    assert not np.array_equal(a.predicates.select, c.predicates.select) or \
+        not np.array_equal(a.sensitive, c.sensitive)
+
+
+def test_original_is_exact_and_suppressed_is_not(ds):
+    assert query_error(ds, identity_release(ds), qd=2, sel=0.2).value == 0.0
+    m = query_error(ds, suppressed_release(ds), qd=2, sel=0.2)
+    assert m.value > 0 and m.larger_is_worse
+    assert 0 < m.details["n_answered"] <= m.details["n_queries"] == 1000
+
+
+def test_relative_error_matches_brute_force(ds):
+    h = ds.hierarchy("age")
+    lo, hi = h.generalize(ds.codes("age"), 2)            # 20-year intervals
+    cl, ch = COLOR.generalize(ds.codes("color"), 1)
+    n = ds.n
+    cells = {"age": (lo, hi), "color": (cl, ch), "sex": (ds.codes("sex"), ds.codes("sex"))}
+    _, classes = np.unique(np.stack([lo, cl, ds.codes("sex")], 1), axis=0,
+                           return_inverse=True)
+    rel = Release(data=ds.frame, method="hand", kind="generalized", classes=classes.ravel(),
+                  cells=cells, suppressed=np.zeros(n, bool), sensitive_codes=ds.codes("s"))
+    qs = random_queries(ds, n_queries=40, qd=2, sel=0.2, seed=9)
+    rec = np.array([brute_count(ds, rel, qs, i) for i in range(len(qs))])
+    ok = qs.actual > 0
+    expected = np.mean(np.abs(rec[ok] - qs.actual[ok]) / qs.actual[ok]) * 100
+    m = sdceval.evaluate(ds, rel, "query_error", n_queries=40, qd=2, sel=0.2, seed=9)
+    assert m.value == pytest.approx(expected)
+    assert m.details["n_answered"] == ok.sum()
+
+
+def test_errors(ds):
+    with pytest.raises(SdcevalError, match="qd=4 must be between 1 and the number of"):
+        query_error(ds, identity_release(ds), qd=4)
+    spec = sdceval.get_measure("query_error")
+    with pytest.raises(SdcevalError, match="'sel'"):
+        spec.resolve({"sel": 0})
+    with pytest.raises(SdcevalError, match="'n_queries'"):
+        spec.resolve({"n_queries": 0})
+    plain = Release(data=ds.frame, method="noise", kind="perturbative")
+    with pytest.raises(SdcevalError, match="Release.cells is None"):
+        query_error(ds, plain, qd=2)
+    rel = identity_release(ds)
+    del rel.cells["sex"]
+    with pytest.raises(SdcevalError, match="'sex'"):
+        query_error(ds, rel, qd=2)
+
+
+def test_no_answerable_query():
+    # the sensitive domain has 40 values, only 'v0' occurs; one query for another value
+    frame = pd.DataFrame({"x": ["u", "v"] * 5, "s": ["v0"] * 10})
+    sens = Hierarchy.flat([f"v{i}" for i in range(40)], name="s")
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["x"], sensitive="s",
+                                          hierarchies={"s": sens}))
+    seed = next(s for s in range(100)
+                if random_queries(ds, n_queries=1, qd=1, sel=0.5, seed=s).sensitive[0] != 0)
+    with pytest.raises(SdcevalError, match="raise sel or lower qd"):
+        query_error(ds, identity_release(ds), n_queries=1, qd=1, sel=0.5, seed=seed)
+
+
+def test_adult_defaults():
+    adult = sdceval.load_dataset("adult")
+    assert query_error(adult, identity_release(adult)).value == 0.0
+    assert query_error(adult, suppressed_release(adult)).value > 50
