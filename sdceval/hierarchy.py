@@ -27,8 +27,14 @@ from .errors import SdcevalError
 ROOT_LABEL = "*"
 
 
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+def _fmt(x: float, exact: bool = False) -> str:
+    """Number as text: integers without a decimal point; ``exact`` (leaf values) the
+    shortest text that reads back as the same float, else 10 significant digits (interval
+    bounds, so that 3 * 0.2 prints as 0.6)."""
+    x = float(x)
+    if x.is_integer():
+        return str(int(x))
+    return repr(x) if exact else f"{x:.10g}"
 
 
 class Hierarchy:
@@ -181,7 +187,7 @@ class Hierarchy:
         # bin indices of the first level, rounded so that 0.6 / 0.2 = 2.9999999999999996
         # lands in bin 3; coarser levels by integer division, so levels always nest
         base = np.floor(np.round((vals - origin) / widths[0], 9)).astype(np.int64)
-        cols = [[_fmt(v) for v in vals]]
+        cols = [[_fmt(v, exact=True) for v in vals]]
         for w in widths:
             lo = (base // round(w / widths[0])) * w + origin
             if integer:

@@ -83,11 +83,18 @@ class Schema:
         """A copy with some roles changed, e.g. ``with_roles(qi=[...], sensitive="x")``."""
         mapping = {c.name: c for c in self.columns}
         out = {n: ColumnSpec(n, "ignore", c.kind, c.hierarchy) for n, c in mapping.items()}
+        changes = {r: [v] if isinstance(v, str) else list(v or [])
+                   for r, v in changes.items() if r in ROLES}
+        # a column named in the changes takes that role; the old roles apply to the rest
+        # (else adding a column that was 'ignore' to the QIs would be undone)
+        named = {n for names in changes.values() for n in names}
+        twice = [n for n in named if sum(n in v for v in changes.values()) > 1]
+        if twice:
+            raise SdcevalError(f"column {twice[0]!r} is given two roles; a column has exactly "
+                               "one role")
         for role in ROLES:
-            names = changes.get(role, self.names(role))
-            if isinstance(names, str):
-                names = [names]
-            for n in names or []:
+            names = changes.get(role, [n for n in self.names(role) if n not in named])
+            for n in names:
                 if n not in mapping:
                     raise SdcevalError(f"unknown column {n!r}.{suggest(n, mapping)}")
                 out[n] = ColumnSpec(n, role, mapping[n].kind, mapping[n].hierarchy)

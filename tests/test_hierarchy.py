@@ -73,7 +73,9 @@ def test_intervals_integer_labels_and_nesting():
     assert h.numeric and h.n_leaves == 74 and h.height == 6
     assert_contiguous(h)
     lo, hi = h.generalize(h.encode([17, 44, 90]), 1)
-    assert h.labels_of(lo, hi).tolist() == ["[15-19]", "[40-44]", "[90-94]"]
+    # the node [90-94] holds the single leaf 90: its cell is that leaf's
+    assert h.labels_of(lo, hi).tolist() == ["[15-19]", "[40-44]", "90"]
+    assert h.labels[1][h.node_of[1][h.encode([90])]].tolist() == ["[90-94]"]
     assert h.labels[2].tolist()[:2] == ["[10-19]", "[20-29]"]
     assert h.labels[5].tolist() == ["[0-79]", "[80-159]"]
     # numeric leaves are ordered numerically; a range that is not a node is an interval

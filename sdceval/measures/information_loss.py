@@ -59,18 +59,23 @@ def cell_loss(hierarchy, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return (hi - lo) / (m - 1) if m > 1 else np.zeros(len(lo))
 
 
+def qi_losses(dataset, cells: dict, suppressed: np.ndarray | None = None) -> dict:
+    """``{qi: per-record cell_loss}``, 1 for suppressed records."""
+    out = {}
+    for q in dataset.schema.qis:
+        loss = cell_loss(dataset.hierarchy(q), *cells[q])
+        if suppressed is not None:
+            loss = np.where(suppressed, 1.0, loss)
+        out[q] = loss
+    return out
+
+
 def glm_per_record(dataset, cells: dict, suppressed: np.ndarray | None = None,
                    normalized: bool = True) -> np.ndarray:
     """Per-record GLM: mean (``normalized``) or sum over the QIs of `cell_loss`;
     suppressed records lose 1 per QI.  ``cells`` = ``{qi: (lo, hi)}`` for every QI."""
-    qis = dataset.schema.qis
-    total = np.zeros(dataset.n)
-    for q in qis:
-        lo, hi = cells[q]
-        total += cell_loss(dataset.hierarchy(q), lo, hi)
-    if suppressed is not None:
-        total[suppressed] = len(qis)
-    return total / len(qis) if normalized else total
+    total = sum(qi_losses(dataset, cells, suppressed).values())
+    return total / len(dataset.schema.qis) if normalized else total
 
 
 def _suppressed(dataset, release: Release) -> np.ndarray:
@@ -131,14 +136,14 @@ def glm(dataset, release: Release, *, normalized: bool = True) -> Measurement:
     """
     cells = _cells(dataset, release, "glm")
     supp = _suppressed(dataset, release)
-    per_qi = {}
-    for q, (lo, hi) in cells.items():
-        loss = cell_loss(dataset.hierarchy(q), lo, hi)
-        per_qi[q] = float(np.where(supp, 1.0, loss).mean())
-    per = glm_per_record(dataset, cells, supp, normalized=normalized)
+    losses = qi_losses(dataset, cells, supp)
+    per = sum(losses.values())
+    if normalized:
+        per = per / len(losses)
     value = float(per.mean() if normalized else per.sum())
     return Measurement("glm", value, per, larger_is_worse=True,
-                       details={"per_qi": per_qi, "suppressed": int(supp.sum()),
+                       details={"per_qi": {q: float(v.mean()) for q, v in losses.items()},
+                                "suppressed": int(supp.sum()),
                                 "normalized": normalized})
 
 

@@ -72,8 +72,9 @@ class _Remaining:
         self.pos = np.full(width, -1)            # original index of each column
         self.pos[:n] = np.arange(n)
         self.total = self.zt[:m, :n].sum(axis=1)
-        # rounding allowance (squared units) for the distance bounds below
-        self.slack = 1e-9 * (1.0 + float(nrm.max()))
+        # rounding allowance for the distance bounds below (distance units; far above
+        # the error of a computed distance, far below any gap that matters)
+        self.slack = 1e-6 * np.sqrt(1.0 + float(nrm.max()))
         self.top = None
 
     # -- primitives ------------------------------------------------------------------
@@ -180,7 +181,7 @@ class _Remaining:
         if len(self.top) == 0:
             return self._refresh(c)
         delta = float(np.linalg.norm(c - self.c_ref))
-        upper = (self.top_r + delta) ** 2 + self.slack
+        upper = (self.top_r + (delta + self.slack)) ** 2
         j = min(len(self.top), 32)
         d2 = self._sq(self.top[:j], c)
         best = d2.max()
@@ -188,7 +189,7 @@ class _Remaining:
         if need > j:
             d2 = np.concatenate([d2, self._sq(self.top[j:need], c)])
             best = d2.max()
-        if (self.rest_r + delta) ** 2 + self.slack >= best:
+        if (self.rest_r + (delta + self.slack)) ** 2 >= best:
             return self._refresh(c)
         return int(self.top[:len(d2)][d2 == best].min())
 
@@ -234,8 +235,10 @@ def mdav_groups(z: np.ndarray, k: int) -> np.ndarray:
     from their centroid and the rest form the last group; with fewer than ``2k`` left
     they form one group.  Every group has ``k`` records except the last (``k .. 2k-1``).
 
-    Ties (equal distances, e.g. duplicate records) are broken by the lowest row index,
-    so the result is a deterministic function of ``z``.  Cost: ``O(n^2 m / k)`` time,
+    Ties (equal computed distances, e.g. between duplicate records) are broken by the
+    lowest row index, so the result is a deterministic function of ``z``.  Records that
+    are equidistant only in exact arithmetic (e.g. the two points left around their
+    midpoint) are ordered by the rounding of ``|x|^2 - 2 x.v``.  Cost: ``O(n^2 m / k)`` time,
     ``O(n m)`` memory.
     """
     z = np.asarray(z, dtype=np.float64)

@@ -18,11 +18,13 @@ __all__ = ["noise", "multiplicative_noise", "covariance_factor", "hohne_factors"
 
 def covariance_factor(cov: np.ndarray) -> np.ndarray:
     """A matrix ``L`` with ``L @ L.T == cov`` for a symmetric positive *semi*-definite
-    ``cov`` (from ``eigh``; negative round-off eigenvalues are clipped to 0), so that
-    singular covariances (constant or collinear columns) are fine where Cholesky fails.
+    ``cov``, from ``eigh``, so that singular covariances (constant or collinear columns)
+    are fine where Cholesky fails.  Eigenvalues below round-off (``m * eps * max``, as
+    for a pseudo-inverse) are set to 0: a direction without variance gets no noise.
     """
     w, v = np.linalg.eigh(cov)
-    return v * np.sqrt(np.clip(w, 0.0, None))
+    tol = len(w) * np.finfo(float).eps * max(float(w.max()), 0.0)
+    return v * np.sqrt(np.where(w > tol, w, 0.0))
 
 
 @register_method(

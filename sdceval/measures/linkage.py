@@ -1,0 +1,173 @@
+"""Rank-based record-linkage disclosure risk (Domingo-Ferrer, Ricci & Soria-Comas, §4).
+
+Every original record ``x`` is linked to the released record nearest to it in the
+Euclidean distance between *ranks*,
+
+    d(x, y) = sqrt( Σ_j [rank_{X^j}(x^j) − rank_{Y^j}(y^j)]² ),
+
+ranks being taken within each original attribute ``X^j`` and, separately, within each
+released attribute ``Y^j`` (average ranks for ties, so the ``k`` identical values of an
+MDAV group share one rank).  ``d(x, Y) = min_y d(x, y)`` is the record's risk property:
+the smaller, the closer a released record resembles it, the greater the risk.
+
+Decisions where the paper is ambiguous (SPEC §4)
+------------------------------------------------
+* Aggregate.  The printed Eq. (3), ``(1/n) log Σ_x d(x, Y)``, is almost constant
+  (0.0119 for every Census release at the paper's matched parameters); the text asks
+  for "the mean of the record distances" with a logarithm that damps large distances.
+  ``aggregate="mean_log1p"`` (default) is ``mean_x log(1 + d(x, Y))``; ``"mean"`` is
+  the plain mean; ``"log_mean"`` is ``log(1 + mean_x d(x, Y))`` — the log of the mean,
+  with the same ``1 +`` so that a release equal to the original gives 0, not −∞.
+* Scale.  With raw ranks (``rank_scale="raw"``, ranks 1..n) and the aggregate divided
+  by the number of attributes ``m`` (``per_attribute=True``), the paper's matched risks
+  are reproduced: MDAV k=5 gives 0.451 on Census (m=13; paper 0.45) and 0.576 on EIA
+  (m=11; paper 0.58), and the other three methods at the paper's matched parameters
+  land within 0.02 of those.  Ranks divided by n (``"fraction"``) give 0.022 and 0.013
+  instead, and no division by m gives 5.86 and 6.34; we know of no other reading that
+  gives the paper's figures on both data sets, so the defaults are raw ranks and
+  ``per_attribute=True``.  ``per_record`` is always the undivided ``d(x, Y)``.
+* Re-identification rate (the classic measure, reported in ``details``): record ``i``
+  counts as correctly linked when release row ``i`` is at the minimum distance; when
+  ``t`` released records tie at that distance (common: MDAV publishes ``k`` identical
+  rows per group) it counts ``1/t``, the success probability of an intruder who breaks
+  ties at random.  ``reidentification_rate_any`` counts it fully instead (an upper
+  bound: "row i among the nearest").
+* Permutation distance (§2.1): for the correctly aligned pair ``(x_i, y_i)``,
+  ``max_j |rank(x_i^j) − rank(y_i^j)|`` in the chosen rank scale; ``details`` gives
+  its maximum and mean over records.
+
+Nearest neighbours come from a KD-tree built on the distinct released rank vectors
+(memory linear in n; never an n × n matrix).
+
+References
+----------
+Domingo-Ferrer, J., Ricci, S., Soria-Comas, J. A methodology to compare anonymization
+methods regarding their risk-utility trade-off, §2.1, §4 (Eq. 3), §5.1.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+from scipy.stats import rankdata
+
+from ..measurement import Measurement
+from ..registry import Param, register_measure
+from ..release import Release
+from ._numeric_pair import numeric_pair
+
+AGGREGATES = ("mean_log1p", "mean", "log_mean")
+RANK_SCALES = ("raw", "fraction")
+
+
+def rank_matrix(a: np.ndarray, scale: str = "raw") -> np.ndarray:
+    """Column-wise average ranks of ``a`` (1..n), or ranks / n for ``scale="fraction"``."""
+    r = rankdata(a, method="average", axis=0)
+    return r / len(a) if scale == "fraction" else r
+
+
+def aggregate_distances(d: np.ndarray, how: str) -> float:
+    """``mean log(1+d)``, ``mean d`` or ``log(1 + mean d)`` (see the module notes)."""
+    if how == "mean_log1p":
+        return float(np.mean(np.log1p(d)))
+    if how == "mean":
+        return float(np.mean(d))
+    return float(np.log1p(np.mean(d)))
+
+
+def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Link every row of ``rx`` to its nearest row of ``ry`` (Euclidean).
+
+    Returns
+    -------
+    distance : (n,) float
+        ``d(x_i, Y)``.
+    correct : (n,) bool
+        Release row ``i`` is among the nearest rows of record ``i`` (up to rounding).
+    ties : (n,) int
+        Number of release rows at the minimum distance, for the correct records
+        (1 elsewhere).
+    """
+    # identical released rows (MDAV groups) become one tree point with a multiplicity,
+    # so ties cost nothing and a release of n equal rows is not an O(n²) ball count
+    uy, inv, counts = np.unique(ry, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    tree = cKDTree(uy)
+    k = min(2, len(uy))
+    dk, ik = tree.query(rx, k=k, workers=-1)
+    dk, ik = dk.reshape(len(rx), k), ik.reshape(len(rx), k)
+    dist = dk[:, 0]
+    # tree and direct distances of the same pair may differ in the last bits
+    unit = max(float(np.max(np.abs(ry))), 1.0) * 1e-12
+    radius = dist * (1 + 1e-9) + unit
+    own = np.sqrt(((rx - ry) ** 2).sum(axis=1))
+    correct = own <= radius
+    ties = np.ones(len(rx), dtype=np.int64)
+    simple = correct & ((k == 1) | (dk[:, -1] > radius))
+    ties[simple] = counts[ik[simple, 0]]
+    hard = np.flatnonzero(correct & ~simple)  # distinct released rows tie: rare
+    if len(hard):
+        hits = tree.query_ball_point(rx[hard], radius[hard], workers=-1)
+        lens = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
+        flat = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
+        ties[hard] = np.add.reduceat(counts[flat], np.r_[0, np.cumsum(lens)[:-1]])
+    return dist, correct, ties
+
+
+@register_measure(
+    "linkage_risk", category="risk", larger_is_worse=False,
+    params=[
+        Param("aggregate", str, "mean_log1p", choices=AGGREGATES,
+              description="mean_log1p: mean log(1+d); mean: mean d; log_mean: "
+                          "log(1 + mean d)"),
+        Param("rank_scale", str, "raw", choices=RANK_SCALES,
+              description="raw: ranks 1..n; fraction: ranks / n"),
+        Param("per_attribute", bool, True,
+              description="divide the aggregate by the number of attributes m (the "
+                          "paper's scale: 0.45 Census, 0.58 EIA for MDAV k=5)")],
+    description="record-linkage risk (Domingo-Ferrer et al. §4): each original record "
+                "linked to the nearest released record in Euclidean rank distance; "
+                "value = aggregate of the distances (smaller = more risk)")
+def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
+                 rank_scale: str = "raw", per_attribute: bool = True) -> Measurement:
+    """Rank-distance linkage risk ``R(X, Y)`` (see the module notes for the choices).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    release : Release
+        A perturbative or external release (numbers in the numeric columns).
+    aggregate : {"mean_log1p", "mean", "log_mean"}
+    rank_scale : {"raw", "fraction"}
+    per_attribute : bool
+        Divide the aggregate by the number of numeric attributes ``m``.
+
+    Returns
+    -------
+    Measurement
+        ``value`` = the aggregate (smaller = more risk, ``larger_is_worse=False``);
+        ``per_record`` = ``d(x, Y)``; ``details``: ``reidentification_rate`` (ties
+        shared, ``1/t``), ``reidentification_rate_any``, ``mean_distance``,
+        ``permutation_distance_max`` / ``_mean``, ``aggregates`` (all three, same
+        scaling as ``value``), ``rank_scale``, ``per_attribute``, ``n_attributes``.
+    """
+    x, y = numeric_pair(dataset, release, "linkage_risk")
+    rx, ry = rank_matrix(x, rank_scale), rank_matrix(y, rank_scale)
+    dist, correct, ties = link(rx, ry)
+    m = x.shape[1]
+    div = m if per_attribute else 1
+    aggregates = {a: aggregate_distances(dist, a) / div for a in AGGREGATES}
+    perm = np.abs(rx - ry).max(axis=1)
+    details = {
+        "reidentification_rate": float(np.mean(correct / ties)),
+        "reidentification_rate_any": float(np.mean(correct)),
+        "mean_distance": float(dist.mean()),
+        "permutation_distance_max": float(perm.max()),
+        "permutation_distance_mean": float(perm.mean()),
+        "aggregates": aggregates,
+        "aggregate": aggregate,
+        "rank_scale": rank_scale,
+        "per_attribute": per_attribute,
+        "n_attributes": m,
+    }
+    return Measurement("linkage_risk", aggregates[aggregate], per_record=dist,
+                       larger_is_worse=False, details=details)

@@ -1,0 +1,281 @@
+"""Full-domain generalization with Dewri et al.'s bounded suppression (SPEC §3)."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdceval
+from sdceval import Dataset, Hierarchy, Schema, SdcevalError, load_dataset
+from sdceval.methods.generalization import (distinct_rows, evaluate_node, lattice_size,
+                                            min_k_node, node_classes, nodes_at_height,
+                                            parse_levels, suppression_threshold)
+
+# class sizes 1, 1, 2, 3, 3, 5 at the bottom node: |E_1| = 2, |E_2| = 2, |E_3| = 6,
+# |E_4| = 0, |E_5| = 5, N = 15
+X = list("ab") + ["c"] * 2 + ["d"] * 3 + ["e"] * 3 + ["f"] * 5
+X_TREE = Hierarchy([[v, "G1" if v in "abc" else "G2", "*"] for v in "abcdef"], name="x")
+
+
+def hand_dataset(extra_qi=False):
+    frame = pd.DataFrame({"x": X, "s": list("pqpqpqpqpqpqpqp"),
+                          "y": [1, 2] * 7 + [3], "income": ["lo"] * 10 + ["hi"] * 5})
+    qi = ["x", "y"] if extra_qi else ["x"]
+    schema = Schema.from_roles(frame, qi=qi, sensitive="s", label="income",
+                               hierarchies={"x": X_TREE})
+    return Dataset(frame, schema, name="hand")
+
+
+@pytest.mark.parametrize("eta, j, n_supp", [
+    (0, 0, 0),      # |E_1| = 2 > 0 already: nothing suppressed, 1-anonymous
+    (1, 0, 0),
+    (2, 1, 2),      # |E_1| = 2 <= 2 < |E_1| + |E_2| = 4: suppress E_1, 2-anonymous
+    (3, 1, 2),
+    (4, 2, 4),      # 4 <= 4 < 10: suppress E_1, E_2
+    (9, 2, 4),
+    (10, 4, 10),    # 10 <= 10 (E_4 is empty), 15 > 10: suppress E_1..E_4, 5-anonymous
+    (14, 4, 10),
+    (15, 4, 10),    # η >= N: no j exists; the largest class is kept
+    (0.2, 1, 2),    # fraction: 0.2 * 15 = 3 records
+])
+def test_suppression_rule_hand_example(eta, j, n_supp):
+    ds = hand_dataset()
+    rel = sdceval.anonymize(ds, "generalization", levels="0", max_suppression=eta)
+    assert rel.info["j"] == j and rel.info["k"] == j + 1
+    assert rel.suppressed.sum() == n_supp == rel.info["suppressed"]
+    sizes = rel.class_sizes()
+    kept = ~rel.suppressed
+    assert sizes[kept].min() == j + 1  # the smallest kept class has exactly j + 1 records
+    # the suppressed records are exactly those of classes of size <= j
+    _, inv, cnt = np.unique(np.array(X), return_inverse=True, return_counts=True)
+    assert (rel.suppressed == (cnt[inv] <= j)).all()
+
+
+def test_suppression_threshold_direct():
+    sizes = np.array([1, 1, 2, 3, 3, 5])
+    assert [suppression_threshold(sizes, e) for e in (0, 2, 4, 10, 100)] == [1, 2, 3, 5, 5]
+
+
+def test_suppressed_rows_are_star_rows_in_one_class():
+    ds = hand_dataset(extra_qi=True)
+    rel = sdceval.anonymize(ds, "generalization", levels="x=0,y=0", max_suppression=7)
+    s = rel.suppressed
+    assert s.sum() == 7  # the seven singletons; the four pairs remain
+    assert (rel.data.loc[s, ["x", "y"]] == "*").all().all()
+    assert len(np.unique(rel.classes[s])) == 1
+    assert not np.isin(rel.classes[~s], rel.classes[s]).any()
+    assert rel.classes.max() == rel.info["n_classes"] - 1  # ids 0..C-1
+    assert len(np.unique(rel.classes)) == rel.info["n_classes"]
+    for q in ("x", "y"):
+        lo, hi = rel.cells[q]
+        assert (lo[s] == 0).all() and (hi[s] == ds.hierarchy(q).n_leaves - 1).all()
+    # sensitive and label columns published unchanged
+    assert rel.data["s"].tolist() == ds.frame["s"].tolist()
+    assert list(rel.data.columns) == ["x", "s", "y", "income"]
+    assert (rel.sensitive_codes == ds.codes("s")).all()
+
+
+def test_levels_generalize_to_hierarchy_nodes():
+    ds = hand_dataset()
+    rel = sdceval.anonymize(ds, "generalization", levels="1", max_suppression=0)
+    assert rel.data["x"].tolist() == ["G1"] * 4 + ["G2"] * 11
+    assert rel.info["k"] == 4 and rel.info["n_classes"] == 2
+    assert rel.kind == "generalized" and rel.method == "generalization"
+
+
+@pytest.fixture(scope="module")
+def adult_train():
+    return load_dataset("adult-train")
+
+
+def test_cells_contain_original_values(adult_train):
+    ds = adult_train
+    rel = sdceval.anonymize(ds, "generalization", levels="2,1,1,1,0,1")
+    keep = ~rel.suppressed
+    for q in ds.schema.qis:
+        lo, hi = rel.cells[q]
+        code = ds.codes(q)
+        assert ((lo <= code) & (code <= hi)).all()
+        h = ds.hierarchy(q)
+        # the cell is the record's node at its level; labels are that node's labels
+        lv = rel.info["levels"][q]
+        node = h.node_of[lv][code]
+        assert (lo[keep] == h.lo[lv][node[keep]]).all()
+        assert (rel.data[q][keep].to_numpy() == h.labels[lv][node[keep]]).all()
+
+
+def test_release_is_k_anonymous_after_suppression(adult_train):
+    ds = adult_train
+    rel = sdceval.anonymize(ds, "generalization", levels="3,1,1,1,1,0",
+                            max_suppression=0.01)
+    keep = ~rel.suppressed
+    assert 0 < keep.sum() < ds.n and rel.suppressed.sum() <= 0.01 * ds.n
+    # independent recomputation: group the published labels of the kept rows
+    groups = rel.data.loc[keep].groupby(ds.schema.qis).size()
+    assert groups.min() == rel.info["k"]
+    assert len(groups) + 1 == rel.info["n_classes"]
+    # and the rule's j is minimal: also suppressing the next size class would exceed η
+    qis = ds.schema.qis
+    gen = pd.DataFrame({q: ds.hierarchy(q).generalize(ds.codes(q), rel.info["levels"][q])[0]
+                        for q in qis})
+    sizes = gen.assign(one=1).groupby(qis)["one"].transform("size").to_numpy()
+    assert (sizes[rel.suppressed] < rel.info["k"]).all()
+    assert (sizes <= rel.info["k"]).sum() > rel.info["eta"]
+
+
+def brute_force_min_k(ds, k, eta_frac):
+    """Every lattice node, by pandas grouping of the generalized codes."""
+    qis = ds.schema.qis
+    hs = [ds.hierarchy(q) for q in qis]
+    eta = eta_frac * ds.n if eta_frac < 1 else eta_frac
+    best = None
+    for levels in itertools.product(*[range(h.height + 1) for h in hs]):
+        cols = {q: h.node_of[lv][ds.codes(q)] for q, h, lv in zip(qis, hs, levels)}
+        sizes = pd.DataFrame(cols).assign(one=1).groupby(qis)["one"].transform("size")
+        sizes = sizes.to_numpy()
+        if (sizes < k).sum() > eta:
+            continue
+        key = (sum(levels),)
+        if best is None or key < best[0]:
+            best = (key, [levels])
+        elif key == best[0]:
+            best[1].append(levels)
+    return best[0][0], best[1]
+
+
+def small_dataset():
+    rng = np.random.default_rng(7)
+    n = 400
+    frame = pd.DataFrame({"age": rng.integers(20, 60, n),
+                          "edu": rng.choice(list("abcdef"), n, p=[.3, .2, .2, .1, .1, .1]),
+                          "sex": rng.choice(["M", "F"], n), "occ": rng.choice(list("uvw"), n)})
+    edu = Hierarchy([[v, "lo" if v in "abc" else "hi", "*"] for v in "abcdef"], name="edu")
+    age = Hierarchy.intervals(range(20, 60), [5, 10, 20], name="age")
+    schema = Schema.from_roles(frame, qi=["age", "edu", "sex"], sensitive="occ",
+                               hierarchies={"edu": edu, "age": age})
+    return Dataset(frame, schema, name="small")
+
+
+@pytest.mark.parametrize("k, eta", [(2, 0.01), (5, 0.01), (10, 0.05), (25, 0), (40, 10)])
+def test_k_picks_lowest_k_anonymous_node(k, eta):
+    ds = small_dataset()
+    assert lattice_size(ds) == 5 * 3 * 2
+    height, candidates = brute_force_min_k(ds, k, eta)
+    rel = sdceval.anonymize(ds, "generalization", k=k, max_suppression=eta)
+    levels = tuple(rel.info["levels"].values())
+    assert levels in candidates and sum(levels) == height == rel.info["search"]["height"]
+    assert rel.info["k"] >= k
+    # ties at that height are broken by the lowest GLM
+    glms = [sdceval.evaluate(ds, sdceval.anonymize(ds, "generalization",
+                                                   levels=",".join(map(str, c)),
+                                                   max_suppression=eta), "glm").value
+            for c in candidates]
+    assert sdceval.evaluate(ds, rel, "glm").value == pytest.approx(min(glms))
+    # the release is the node's release
+    same = sdceval.anonymize(ds, "generalization", levels=",".join(map(str, levels)),
+                             max_suppression=eta)
+    assert (same.classes == rel.classes).all() and same.data.equals(rel.data)
+
+
+def test_k_on_adult_is_monotone_in_height(adult_train):
+    heights = [sdceval.anonymize(adult_train, "generalization", k=k).info["height"]
+               for k in (2, 10, 100)]
+    assert heights == sorted(heights) and heights[0] > 0
+
+
+def test_level_errors_name_the_qi():
+    ds = small_dataset()
+    with pytest.raises(SdcevalError, match=r"level 4 for QI 'edu' is outside 0..2"):
+        sdceval.anonymize(ds, "generalization", levels="0,4,0")
+    with pytest.raises(SdcevalError, match=r"level 9 for QI 'age' is outside 0..4"):
+        sdceval.anonymize(ds, "generalization", levels="age=9")
+    with pytest.raises(SdcevalError, match=r"2 value\(s\) but .* 3 quasi-identifiers "
+                                           r"\(age, edu, sex\)"):
+        sdceval.anonymize(ds, "generalization", levels="1,1")
+    with pytest.raises(SdcevalError, match="'eud', which is not a quasi-identifier.*'edu'"):
+        sdceval.anonymize(ds, "generalization", levels="eud=1")
+    with pytest.raises(SdcevalError, match="'x' for QI 'sex' is not an integer"):
+        sdceval.anonymize(ds, "generalization", levels="0,0,x")
+    with pytest.raises(SdcevalError, match="mixes named"):
+        sdceval.anonymize(ds, "generalization", levels="age=1,1,0")
+    with pytest.raises(SdcevalError, match="either levels .* or k"):
+        sdceval.anonymize(ds, "generalization", levels="1,1,0", k=5)
+    with pytest.raises(SdcevalError, match="whole number"):
+        sdceval.anonymize(ds, "generalization", max_suppression=2.5)
+    with pytest.raises(SdcevalError, match="max_suppression"):
+        sdceval.anonymize(ds, "generalization", max_suppression=-0.1)
+
+
+def test_parse_levels_forms():
+    ds = small_dataset()
+    assert parse_levels(ds, None) == (0, 0, 0)
+    assert parse_levels(ds, "") == (0, 0, 0)
+    assert parse_levels(ds, "edu=2, sex=1") == (0, 2, 1)
+    assert parse_levels(ds, [1, 2, 0]) == (1, 2, 0)
+    assert parse_levels(ds, str([1, 2, 0])) == (1, 2, 0)
+    assert parse_levels(ds, {"age": 3}) == (3, 0, 0)
+
+
+def test_input_not_mutated():
+    ds = small_dataset()
+    before = ds.frame.copy()
+    codes = {q: ds.codes(q).copy() for q in ds.schema.qis}
+    rel = sdceval.anonymize(ds, "generalization", levels="2,1,1")
+    rel.data.loc[0, "age"] = "changed"
+    pd.testing.assert_frame_equal(ds.frame, before)
+    for q, c in codes.items():
+        assert (ds.codes(q) == c).all()
+
+
+def test_no_qis_is_an_error():
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
+    ds = Dataset(frame, Schema.from_roles(frame, numeric=["a"]))
+    with pytest.raises(SdcevalError, match="needs quasi-identifiers"):
+        sdceval.anonymize(ds, "generalization")
+
+
+def test_numeric_qi_without_hierarchy_uses_automatic_intervals():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"inc": rng.normal(5e4, 1e4, 200).round(2),
+                          "s": rng.choice(list("ab"), 200)})
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["inc"], sensitive="s"))
+    h = ds.hierarchy("inc")
+    rel = sdceval.anonymize(ds, "generalization", levels=str(h.height - 1))
+    lo, hi = rel.cells["inc"]
+    code = ds.codes("inc")
+    assert ((lo <= code) & (code <= hi)).all() and rel.info["k"] > 1
+
+
+def test_node_helpers_agree():
+    ds = small_dataset()
+    rows = distinct_rows(ds)
+    assert rows.counts.sum() == ds.n
+    for levels in [(0, 0, 0), (1, 2, 0), (4, 2, 1)]:
+        classes, sizes = node_classes(ds, levels)
+        r_classes, r_sizes = node_classes(ds, levels, rows)
+        assert (np.sort(sizes) == np.sort(r_sizes)).all()
+        assert (sizes[classes] == r_sizes[r_classes][rows.inverse]).all()
+    assert sorted(nodes_at_height([2, 1, 1], 2)) == sorted(
+        v for v in itertools.product(range(3), range(2), range(2)) if sum(v) == 2)
+    node = evaluate_node(ds, (1, 1, 0), 0.05, cells=False)
+    assert node.cells is None and node.sizes.sum() == ds.n
+
+
+def test_min_k_node_reports_search():
+    ds = small_dataset()
+    levels, info = min_k_node(ds, 5, 0.0)
+    assert sum(levels) == info["height"] and info["nodes_evaluated"] >= 1
+
+
+def test_dewri_lattices_on_adult_train(adult_train):
+    """Dewri et al. 2010 §7: 17920 nodes with salary class as a QI, 8960 without."""
+    qis = ["age", "workclass", "education", "marital-status", "race", "sex",
+           "native-country"]
+    with_salary = Dataset(adult_train.frame,
+                          adult_train.schema.with_roles(qi=qis + ["income"]))
+    without = Dataset(adult_train.frame, adult_train.schema.with_roles(qi=qis))
+    assert with_salary.schema.qis == qis + ["income"] and with_salary.schema.label is None
+    assert without.schema.label == "income"
+    assert lattice_size(with_salary) == 17920 and lattice_size(without) == 8960
+    rel = sdceval.anonymize(without, "generalization", k=10)
+    assert rel.info["k"] >= 10 and rel.suppressed.sum() <= 0.01 * adult_train.n
