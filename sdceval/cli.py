@@ -102,11 +102,13 @@ def cmd_anonymize(args) -> int:
     dt = time.perf_counter() - t0
     out = write_csv(rel.data, args.out)
     summary = rel.summary()
-    _say(args, f"{spec.name} {rel.params} on {ds.name} ({ds.n} records) in {dt:.2f} s"
+    shown = {k: v for k, v in rel.params.items() if k in params or k == spec.tunable_for(
+        rel.params).name}
+    _say(args, f"{spec.name} {shown} on {ds.name} ({ds.n} records) in {dt:.2f} s"
          + (f"; {summary['classes']} classes" if "classes" in summary else "")
          + (f"; {summary['suppressed']} suppressed" if summary.get("suppressed") else ""))
     for w in rel.info.get("warnings", []):
-        _say(args, f"warning: {w}")
+        warnings.warn(w)  # main() prints each distinct warning once
     _say(args, f"wrote {out}")
     return 0
 
@@ -119,10 +121,10 @@ def cmd_evaluate(args) -> int:
     measures = parse_measure_list(args.measures)
     rel = read_release(ds, args.release)
     rows = []
-    for name, params in measures.items():
+    for label, (name, params) in measures.items():
         m = get_measure(name).evaluate(ds, rel, params)
-        rows.append(m.to_dict())
-        print(f"{name:20s} {m.value:.6g}" + "".join(
+        rows.append({**m.to_dict(), "label": label, "params": params})
+        print(f"{label:20s} {m.value:.6g}" + "".join(
             f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={v}"
             for k, v in m.details.items() if isinstance(v, (int, float, str))))
     if args.out:
@@ -142,14 +144,9 @@ def cmd_compare(args) -> int:
         from .compare.ranking import parse_reference
         risk_name, risk_params = parse_reference(risk_name)
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        comp = compare(ds, methods, target=args.target, risk=risk_name,
-                       risk_params=risk_params, utilities=parse_measure_list(args.utility),
-                       seed=args.seed, repeats=args.repeats,
-                       progress=lambda m: _say(args, m))
-    for w in caught:
-        _say(args, f"warning: {w.message}")
+    comp = compare(ds, methods, target=args.target, risk=risk_name,
+                   risk_params=risk_params, utilities=parse_measure_list(args.utility),
+                   seed=args.seed, repeats=args.repeats, progress=lambda m: _say(args, m))
     dt = time.perf_counter() - t0
     table = comp.table()
     print(f"\n{ds.name}: methods matched to {comp.risk_measure} = {comp.target:.4g}"
@@ -287,14 +284,26 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except SdcevalError as exc:
-        print(f"sdceval: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("sdceval: interrupted", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            code = args.func(args)
+        except SdcevalError as exc:
+            code, error = 2, exc
+        except KeyboardInterrupt:
+            code, error = 130, "interrupted"
+        else:
+            error = None
+    seen = set()
+    for w in caught:  # each distinct warning once, after the progress messages
+        msg = str(w.message)
+        if msg not in seen and not issubclass(w.category, (DeprecationWarning,
+                                                           PendingDeprecationWarning)):
+            seen.add(msg)
+            print(f"sdceval: warning: {msg}", file=sys.stderr)
+    if error is not None:
+        print(f"sdceval: error: {error}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -311,7 +311,17 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
             return ds
         spec = dict(read_schema_file(schema_file)) if schema_file else {}
         spec.update(overrides)
-        return Dataset(ds.frame, ds.schema.with_roles(**spec), name=ds.name)
+        old = ds.schema
+        # roles not named keep the bundled schema's; hierarchies from the file add to
+        # (or replace) the bundled ones
+        merged = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
+                  "label": old.label, **spec,
+                  "hierarchies": {**{c.name: c.hierarchy for c in old.columns
+                                     if c.hierarchy is not None},
+                                  **dict(spec.get("hierarchies", {}))}}
+        base = Path(schema_file).parent if schema_file else None
+        return Dataset(ds.frame, Schema.from_mapping(ds.frame, merged, base_dir=base),
+                       name=ds.name)
     path = Path(data)
     if not path.exists():
         raise SdcevalError(
