@@ -26,37 +26,42 @@ def _save(fig, path) -> Path:
 
 
 def plot_risk_curves(comparisons, path, title: str | None = None) -> Path:
-    """Risk vs parameter per method, one panel per data set (paper Fig. 1).
-
-    ``comparisons`` is one `Comparison` or a list.  The matched parameter of each method
-    is marked, and the target risk drawn as a horizontal line.
+    """Risk vs parameter (paper Fig. 1): one row per data set, one panel per method,
+    on the parameter's own scale (log for noise magnitudes).  The default grid forms the
+    curve, bisection evaluations are drawn as crosses, the match as a star, and the
+    target risk as a dashed line.
     """
     comps = comparisons if isinstance(comparisons, (list, tuple)) else [comparisons]
-    fig, axes = plt.subplots(1, len(comps), figsize=(6.2 * len(comps), 4.4), squeeze=False)
-    for ax, comp in zip(axes[0], comps):
-        for i, match in enumerate(comp.matches):
-            pts = comp.curves.get(match.method) or [(s.value, s.risk) for s in match.steps]
-            pts = sorted(pts)
+    ncol = max(len(c.matches) for c in comps)
+    fig, axes = plt.subplots(len(comps), ncol, figsize=(3.3 * ncol, 3.0 * len(comps)),
+                             squeeze=False, sharey="row")
+    for row, comp in zip(axes, comps):
+        for ax, match in zip(row, comp.matches):
             param = get_method(match.method).param(match.parameter)
-            # the x-axis mixes parameters of different scales (the paper says to
-            # disregard it); position points by rank within the grid to show all curves
-            xs = [v for v, _ in pts]
-            ys = [r for _, r in pts]
-            label = f"{PAPER_LABELS.get(match.method, match.method)} ({param.name})"
-            line, = ax.plot(range(len(xs)), ys, marker="o", ms=3, label=label)
-            if match.value in xs:
-                j = xs.index(match.value)
-                ax.plot([j], [match.risk], marker="*", ms=12, color=line.get_color())
-        ax.axhline(comp.target, color="grey", ls="--", lw=1,
-                   label=f"target {comp.target:.3g}" + (f" = {comp.reference}"
-                                                        if comp.reference else ""))
-        ax.set_xlabel("parameter (index in each method's evaluated values; ★ = match)")
-        ax.set_ylabel(f"{comp.risk_measure} ({comp.risk_params.get('aggregate', '')})")
-        ax.set_title(f"{comp.dataset.upper()}")
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    if title:
-        fig.suptitle(title)
+            pts = dict(comp.curves.get(match.method, []))
+            grid = sorted(v for v in pts if any(abs(v - g) < 1e-12 for g in param.grid))
+            ax.plot(grid, [pts[v] for v in grid], marker="o", ms=3, lw=1.2,
+                    label="grid")
+            steps = [s for s in match.steps if s.phase == "bisect"]
+            ax.plot([s.value for s in steps], [s.risk for s in steps], "x", ms=4,
+                    color="tab:grey", label="bisection")
+            ax.plot([match.value], [match.risk], marker="*", ms=12, color="tab:red",
+                    ls="none", label=f"{param.name}={match.value:.3g}")
+            ax.axhline(comp.target, color="grey", ls="--", lw=1)
+            if param.scale == "log":
+                ax.set_xscale("log")
+            ax.set_xlabel(param.name + (f" ({param.unit})" if param.unit else ""))
+            ax.set_title(f"{comp.dataset}: {PAPER_LABELS.get(match.method, match.method)}",
+                         fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="lower right")
+        row[0].set_ylabel(f"{comp.risk_measure}\n({comp.risk_params.get('aggregate', '')})")
+        for ax in row[len(comp.matches):]:
+            ax.set_visible(False)
+    fig.suptitle(title or "Disclosure risk vs parameter (dashed: target "
+                 + ", ".join(f"{c.dataset} {c.target:.3g}" for c in comps) + ")",
+                 fontsize=11)
+    fig.tight_layout()
     return _save(fig, path)
 
 

@@ -45,6 +45,8 @@ def parse_measure_list(text) -> dict[str, tuple[str, dict]]:
     ``name=value`` item after a colon belongs to the preceding measure).  The same
     measure may appear with different parameters (each variant gets its own label)."""
     if isinstance(text, dict):
+        if all(isinstance(v, tuple) for v in text.values()):
+            return dict(text)  # already parsed
         return {measure_label(n, p): (n, dict(p)) for n, p in text.items()}
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
     parsed: list[tuple[str, dict]] = []

@@ -1,7 +1,7 @@
 """Risk, utility and information-loss measures.  Each module registers its measures."""
 from importlib import import_module
 
-_MODULES = ["linkage", "propensity", "emd", "information_loss",
+_MODULES = ["linkage", "propensity", "emd", "il1s", "information_loss",
             "divergence", "attribute_disclosure", "utility_loss", "queries",
             "privacy_checks", "property_vectors"]
 

@@ -89,27 +89,28 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     """
     # identical released rows (MDAV groups) become one tree point with a multiplicity,
     # so ties cost nothing and a release of n equal rows is not an O(n²) ball count
-    uy, inv, counts = np.unique(ry, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.ravel()
+    uy, counts = np.unique(ry, axis=0, return_counts=True)
     tree = cKDTree(uy)
-    k = min(2, len(uy))
-    dk, ik = tree.query(rx, k=k, workers=-1)
-    dk, ik = dk.reshape(len(rx), k), ik.reshape(len(rx), k)
-    dist = dk[:, 0]
+    dist, nearest = tree.query(rx, k=1, workers=-1)
     # tree and direct distances of the same pair may differ in the last bits
     unit = max(float(np.max(np.abs(ry))), 1.0) * 1e-12
     radius = dist * (1 + 1e-9) + unit
     own = np.sqrt(((rx - ry) ** 2).sum(axis=1))
     correct = own <= radius
     ties = np.ones(len(rx), dtype=np.int64)
-    simple = correct & ((k == 1) | (dk[:, -1] > radius))
-    ties[simple] = counts[ik[simple, 0]]
-    hard = np.flatnonzero(correct & ~simple)  # distinct released rows tie: rare
-    if len(hard):
-        hits = tree.query_ball_point(rx[hard], radius[hard], workers=-1)
-        lens = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
-        flat = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
-        ties[hard] = np.add.reduceat(counts[flat], np.r_[0, np.cumsum(lens)[:-1]])
+    idx = np.flatnonzero(correct)
+    if len(idx):
+        # ties are only needed for correct links; a ball of the minimal radius is cheap
+        n_distinct = tree.query_ball_point(rx[idx], radius[idx], workers=-1,
+                                           return_length=True)
+        one = n_distinct <= 1
+        ties[idx[one]] = counts[nearest[idx[one]]]
+        hard = idx[~one]  # distinct released rows at the same distance: rare
+        if len(hard):
+            hits = tree.query_ball_point(rx[hard], radius[hard], workers=-1)
+            lens = np.fromiter(map(len, hits), dtype=np.int64, count=len(hits))
+            flat = np.concatenate(hits).astype(np.int64)
+            ties[hard] = np.add.reduceat(counts[flat], np.r_[0, np.cumsum(lens)[:-1]])
     return dist, correct, ties
 
 

@@ -1,0 +1,114 @@
+"""Earth mover's distance between clustered original and release (Rubner et al. 2000;
+Domingo-Ferrer, Ricci & Soria-Comas, §2.2, Eq. 2).
+
+``X`` and ``Y`` are clustered separately with k-means; each table becomes a discrete
+distribution on its cluster means with weights ω = cluster shares.  With ground cost
+``d_ij`` = Euclidean distance between the means of cluster ``i`` of ``X`` and ``j`` of
+``Y`` and the optimal flow ``F`` (POT's exact network simplex),
+
+    U_emd(X, Y) = Σ_ij d_ij f_ij / Σ_ij f_ij                                    (Eq. 2)
+
+and the total flow is 1 because both weight vectors sum to 1.
+
+Decisions where the paper is ambiguous (SPEC §4)
+------------------------------------------------
+* Scale: every attribute is divided by the *original's* range (max − min; a constant
+  attribute keeps scale 1), so attributes in dollars and in months weigh alike and the
+  value does not depend on units.  Measured at 10 clusters: MDAV k=5 on Census gives
+  0.162 (paper Table 1: 0.16).
+* Clusters: ``n_clusters`` (default 10), capped at the number of distinct rows of each
+  table (so MDAV output with few distinct rows still clusters); k-means with
+  ``n_init = 10`` restarts seeded by ``seed``.  Rows are sorted lexicographically before
+  clustering, which makes the value independent of row order and guarantees that equal
+  tables give identical clusters, hence ``U_emd(X, X) = 0`` exactly.
+* Cluster means are recomputed from the final labels (not taken from the solver's
+  centres), so each weight and mean describe exactly the same records.
+
+References
+----------
+Rubner, Tomasi, Guibas (2000). The earth mover's distance as a metric for image
+retrieval. IJCV 40(2).
+Domingo-Ferrer, Ricci, Soria-Comas. A methodology to compare anonymization methods
+regarding their risk-utility trade-off, §2.2 (Eq. 2), Table 1.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import ot
+from scipy.spatial.distance import cdist
+from sklearn.cluster import KMeans
+
+from ..measurement import Measurement
+from ..registry import Param, register_measure
+from ..release import Release
+from ._numeric_pair import numeric_pair
+
+N_INIT = 10
+
+
+def cluster_distribution(a: np.ndarray, n_clusters: int, seed: int
+                         ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """k-means summary of the rows of ``a``: (cluster means, cluster shares, warnings)."""
+    a = a[np.lexsort(a.T[::-1])]  # canonical row order: the result ignores row order
+    k = min(n_clusters, len(np.unique(a, axis=0)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        labels = KMeans(n_clusters=k, n_init=N_INIT, random_state=seed).fit_predict(a)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    sums = np.stack([np.bincount(labels, weights=a[:, j], minlength=k)
+                     for j in range(a.shape[1])], axis=1)
+    used = counts > 0
+    means = sums[used] / counts[used, None]
+    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    return means, counts[used] / len(a), messages
+
+
+def emd_distance(x: np.ndarray, y: np.ndarray, n_clusters: int = 10, seed: int = 0
+                 ) -> tuple[float, dict]:
+    """Eq. (2) for the rows of ``x`` (original) and ``y`` (release); see module notes."""
+    lo = x.min(axis=0)
+    span = x.max(axis=0) - lo
+    span = np.where(span > 0, span, 1.0)
+    cx, wx, warn_x = cluster_distribution((x - lo) / span, n_clusters, seed)
+    cy, wy, warn_y = cluster_distribution((y - lo) / span, n_clusters, seed)
+    cost = cdist(cx, cy)  # exact differences: equal means give exactly 0
+    flow = ot.emd(wx, wy, cost)
+    value = float((flow * cost).sum() / flow.sum())
+    return value, {"clusters_original": len(wx), "clusters_release": len(wy),
+                   "warnings": list(dict.fromkeys(warn_x + warn_y))}
+
+
+@register_measure(
+    "emd", category="utility", larger_is_worse=True,
+    params=[
+        Param("n_clusters", int, 10, low=1,
+              description="k-means clusters per table (capped at its distinct rows)"),
+        Param("seed", int, 0, low=0, description="k-means random_state")],
+    description="earth mover's distance (Domingo-Ferrer et al. Eq. 2) between k-means "
+                "cluster summaries of the original and the release, attributes scaled by "
+                "the original's range; 0 = same distribution")
+def emd(dataset, release: Release, *, n_clusters: int = 10, seed: int = 0) -> Measurement:
+    """Earth mover's distance utility loss ``U_emd`` (see the module notes).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    release : Release
+        A perturbative or external release.
+    n_clusters : int
+        Clusters per table (k-means), capped at the number of distinct rows.
+    seed : int
+        k-means ``random_state``.
+
+    Returns
+    -------
+    Measurement
+        ``value`` = U_emd in range-scaled units (no ``per_record``: a distance between
+        distributions); ``details``: clusters used per table, k-means warnings.
+    """
+    x, y = numeric_pair(dataset, release, "emd")
+    value, details = emd_distance(x, y, n_clusters, seed)
+    return Measurement("emd", value, per_record=None, larger_is_worse=True,
+                       details={"n_clusters": n_clusters, "seed": seed, **details})
