@@ -79,3 +79,18 @@ def test_memoized_evaluations(toy, small_numeric):
 def test_fixing_the_tuned_parameter_is_an_error(toy, small_numeric):
     with pytest.raises(SdcevalError, match="level"):
         bisect_risk(small_numeric, "toy_int", 1.0, risk="toy_risk", fixed_params={"level": 3})
+
+
+def test_non_monotone_curve_terminates(monkeypatch, toy, small_numeric):
+    """A risk curve that dips (as MDAV's does at large k) must not make the bracket
+    search oscillate: it stops at the bound and reports the target as unreached."""
+    from sdceval.registry import MEASURES, MeasureSpec
+
+    def bumpy(ds, rel):
+        lv = rel.info["level"]
+        return Measurement("toy_risk", math.log1p(lv) - (0.5 if lv > 150 else 0.0),
+                           larger_is_worse=False)
+    monkeypatch.setitem(MEASURES, "toy_risk", MeasureSpec(
+        "toy_risk", bumpy, (), "toy", "risk", larger_is_worse=False))
+    res = bisect_risk(small_numeric, "toy_int", 50.0, risk="toy_risk")
+    assert not res.bracketed and res.evaluations <= 40 and len(res.steps) <= 40

@@ -163,12 +163,15 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     a, b = _clip(param, grid[0], dataset.n), _clip(param, grid[-1], dataset.n)
     g_lo, g_hi = a, b  # expansion doubles the distance from the far end of the grid
     ra, rb = ev(a, "bracket"), ev(b, "bracket")
-    # grow the bracket outward until the target lies between ra and rb
-    while not (min(ra, rb) <= target <= max(ra, rb)) and len(f.cache) < max_evaluations:
-        increasing = rb > ra if rb != ra else (param.protection == "increasing") != \
-            rspec.larger_is_worse
-        go_up = (target > max(ra, rb)) == increasing
-        if go_up:
+    # grow the bracket outward until the target lies between ra and rb.  The direction
+    # is the registry's (protection direction x measure direction), fixed once: risk
+    # curves are only roughly monotone (MDAV at large k is not), and re-deciding the
+    # direction from noisy values can oscillate forever.
+    increasing = (param.protection == "increasing") != rspec.larger_is_worse
+    for _ in range(max_evaluations):
+        if min(ra, rb) <= target <= max(ra, rb) or len(f.cache) >= max_evaluations:
+            break
+        if (target > max(ra, rb)) == increasing:
             nb = _clip(param, _expand(param, b, +1, g_lo), dataset.n)
             if nb == b:
                 break
@@ -182,7 +185,9 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             ra = ev(a, "bracket")
     bracketed = min(ra, rb) <= target <= max(ra, rb)
     if bracketed:
-        while len(f.cache) < max_evaluations:
+        for _ in range(max_evaluations):
+            if len(f.cache) >= max_evaluations:
+                break
             if min(abs(ra - target), abs(rb - target)) <= rtol * abs(target):
                 break
             m = _mid(param, a, b)
