@@ -2,7 +2,9 @@
 
 Two releases: correlated noise (distinct rows, nearest neighbours far apart in rank
 space, the KD-tree's hard case) and microaggregation-like groups of 5 identical rows
-(many ties).  Run:  python benchmarks/bench_linkage.py [n] [m] [repeats]   (best of ``repeats`` runs)
+(many ties).  Each figure is the best of ``repeats`` runs.
+
+Run:  python benchmarks/bench_linkage.py [n] [m] [repeats]
 """
 import sys
 import time

@@ -4,6 +4,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import rankdata
 
 import sdceval
 from sdceval import Dataset, Release, Schema, SdcevalError
@@ -56,6 +59,7 @@ def test_aggregates_and_scales():
     np.testing.assert_allclose(frac.per_record, D4 / 4, rtol=1e-12)
     assert frac.value == pytest.approx(np.mean(np.log1p(D4 / 4)))
     assert frac.details["permutation_distance_max"] == pytest.approx(3 / 4)
+    assert frac.details["reidentification_rate"] == m.details["reidentification_rate"]
     # Jensen: mean log(1+d) <= log(1 + mean d)
     assert agg["mean_log1p"] <= agg["log_mean"]
 
@@ -74,6 +78,26 @@ def test_average_ranks_for_ties_in_the_original():
     # X has ties: ranks 1.5, 1.5, 3; Y distinct: ranks 1, 2, 3
     m = risk(*make([[5], [5], [7]], [[1], [2], [3]]), per_attribute=False)
     np.testing.assert_allclose(m.per_record, [0.5, 0.5, 0])
+
+
+small_tables = st.integers(2, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.integers(0, 3), min_size=2, max_size=2), min_size=n, max_size=n),
+    st.lists(st.lists(st.integers(0, 3), min_size=2, max_size=2), min_size=n, max_size=n)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_tables)
+def test_matches_brute_force_with_many_ties(tables):
+    # small integer values: tied values, identical rows and equidistant distinct rows
+    x, y = (np.array(t, float) for t in tables)
+    m = risk(*make(x, y), per_attribute=False)
+    d = np.sqrt(((rankdata(x, axis=0)[:, None] - rankdata(y, axis=0)[None]) ** 2).sum(-1))
+    dmin = d.min(axis=1)
+    np.testing.assert_allclose(m.per_record, dmin, rtol=1e-12)
+    at_min = np.isclose(d, dmin[:, None], rtol=1e-12, atol=0)
+    own = np.diag(at_min)
+    assert m.details["reidentification_rate_any"] == pytest.approx(own.mean())
+    assert m.details["reidentification_rate"] == pytest.approx(np.mean(own / at_min.sum(1)))
 
 
 def test_original_against_itself():

@@ -86,7 +86,10 @@ class ExperimentResult:
             lines.append(comp.table().to_string(index=False))
         for key, df in self.evaluations.items():
             lines.append(f"\n[{key}]")
-            lines.append(df.to_string())
+            if not df.empty:
+                lines.append(df.pivot_table(index="release", columns="measure", values="value",
+                                            aggfunc="mean", sort=False)
+                             .to_string(float_format=lambda v: f"{v:.4g}"))
         for key, tr in self.tradeoffs.items():
             lines.append(f"\n[{key}]")
             lines.append(str(tr))

@@ -59,10 +59,9 @@ AGGREGATES = ("mean_log1p", "mean", "log_mean")
 RANK_SCALES = ("raw", "fraction")
 
 
-def rank_matrix(a: np.ndarray, scale: str = "raw") -> np.ndarray:
-    """Column-wise average ranks of ``a`` (1..n), or ranks / n for ``scale="fraction"``."""
-    r = rankdata(a, method="average", axis=0)
-    return r / len(a) if scale == "fraction" else r
+def rank_matrix(a: np.ndarray) -> np.ndarray:
+    """Column-wise average ranks of ``a`` (1..n; ties share the mean of their ranks)."""
+    return rankdata(a, method="average", axis=0)
 
 
 def aggregate_distances(d: np.ndarray, how: str) -> float:
@@ -76,6 +75,10 @@ def aggregate_distances(d: np.ndarray, how: str) -> float:
 
 def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Link every row of ``rx`` to its nearest row of ``ry`` (Euclidean).
+
+    ``rx`` and ``ry`` should be raw ranks: average ranks are multiples of ½, so squared
+    distances are sums of exactly representable numbers and ties are detected exactly
+    (below about 10^6 records); the slack of a few ulps only covers the square root.
 
     Returns
     -------
@@ -92,9 +95,7 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     uy, counts = np.unique(ry, axis=0, return_counts=True)
     tree = cKDTree(uy)
     dist, nearest = tree.query(rx, k=1, workers=-1)
-    # tree and direct distances of the same pair may differ in the last bits
-    unit = max(float(np.max(np.abs(ry))), 1.0) * 1e-12
-    radius = dist * (1 + 1e-9) + unit
+    radius = dist * (1 + 8 * np.finfo(np.float64).eps)
     own = np.sqrt(((rx - ry) ** 2).sum(axis=1))
     correct = own <= radius
     ties = np.ones(len(rx), dtype=np.int64)
@@ -152,12 +153,14 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
         scaling as ``value``), ``rank_scale``, ``per_attribute``, ``n_attributes``.
     """
     x, y = numeric_pair(dataset, release, "linkage_risk")
-    rx, ry = rank_matrix(x, rank_scale), rank_matrix(y, rank_scale)
-    dist, correct, ties = link(rx, ry)
+    rx, ry = rank_matrix(x), rank_matrix(y)
+    dist, correct, ties = link(rx, ry)  # on raw ranks: exact ties, then rescale
+    unit = 1.0 / len(x) if rank_scale == "fraction" else 1.0
+    dist = dist * unit
     m = x.shape[1]
     div = m if per_attribute else 1
     aggregates = {a: aggregate_distances(dist, a) / div for a in AGGREGATES}
-    perm = np.abs(rx - ry).max(axis=1)
+    perm = np.abs(rx - ry).max(axis=1) * unit
     details = {
         "reidentification_rate": float(np.mean(correct / ties)),
         "reidentification_rate_any": float(np.mean(correct)),
