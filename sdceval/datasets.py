@@ -7,7 +7,6 @@ Users load their own CSV/Parquet with `load_table` + a schema.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -21,10 +20,6 @@ from .errors import SdcevalError, suggest, unknown
 from .hierarchy import Hierarchy
 from .schema import Schema
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -288,13 +283,9 @@ def load_table(path) -> pd.DataFrame:
 
 
 def read_schema_file(path) -> Mapping:
-    path = Path(path)
-    if not path.exists():
-        raise SdcevalError(f"schema file {str(path)!r} does not exist")
-    try:
-        spec = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SdcevalError(f"schema file {str(path)!r} is not valid TOML: {exc}") from None
+    """Column roles from a TOML file (top level or a ``[schema]`` table)."""
+    from .io import read_toml
+    spec = read_toml(path, "schema")
     return spec.get("schema", spec)
 
 

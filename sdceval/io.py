@@ -9,6 +9,11 @@ from typing import Callable, Iterable
 
 from .errors import SdcevalError
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib
+
 _protected: set[Path] = set()
 
 
@@ -66,3 +71,14 @@ def _default(o):
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def read_toml(path, what: str) -> dict:
+    """Parse a TOML file; a missing or malformed file is an error naming ``what``."""
+    path = Path(path)
+    if not path.exists():
+        raise SdcevalError(f"{what} file {str(path)!r} does not exist")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SdcevalError(f"{what} file {str(path)!r} is not valid TOML: {exc}") from None

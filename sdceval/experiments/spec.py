@@ -40,18 +40,14 @@ when the file is loaded, with the closest valid name suggested.
 from __future__ import annotations
 
 import copy
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import SdcevalError, suggest
+from ..io import read_toml
 from ..registry import get_measure, get_method
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 EXECUTORS = ("serial", "processes", "dask")
 JOB_KINDS = ("comparison", "evaluation", "tradeoff")
@@ -118,12 +114,7 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
     """Parse and validate an experiment file; ``reduced`` applies its ``[reduced]`` table
     (same structure as the file; jobs are matched by position)."""
     path = Path(path)
-    if not path.exists():
-        raise SdcevalError(f"experiment file {str(path)!r} does not exist")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SdcevalError(f"{path}: not valid TOML: {exc}") from None
+    raw = read_toml(path, "experiment")
     _check_keys(str(path), raw, {"experiment", "reduced", "paper", *JOB_KINDS})
     if reduced and "reduced" in raw:
         red = raw["reduced"]
