@@ -292,6 +292,10 @@ def main(argv=None) -> int:
             code, error = 2, exc
         except KeyboardInterrupt:
             code, error = 130, "interrupted"
+        except BrokenPipeError:  # output piped into e.g. `head`: not an error
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code, error = 0, None
         else:
             error = None
     seen = set()

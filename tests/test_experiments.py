@@ -65,3 +65,16 @@ def test_reduced_tradeoff_run(tmp_path):
     assert len(tr.points) == 8
     assert (tmp_path / "tradeoff0_adult_tradeoff.png").exists()
     assert "Trade-off" in (tmp_path / "report.md").read_text()
+
+
+def test_dask_executor_matches_serial(tmp_path):
+    pytest.importorskip("distributed")
+    text = ('[experiment]\nname = "t"\nseed = 1\n'
+            '[[evaluation]]\ndata = "census"\n'
+            'releases = ["noise:gamma=0.5", "mdav:k=4"]\nmeasures = ["linkage_risk"]\n')
+    p = _write(tmp_path, text)
+    run_experiment(p, out=tmp_path / "s")
+    run_experiment(p, out=tmp_path / "d", executor="dask", workers=2)
+    fs = pd.read_csv(tmp_path / "s" / "evaluation0_census_measurements.csv")
+    fd = pd.read_csv(tmp_path / "d" / "evaluation0_census_measurements.csv")
+    pd.testing.assert_frame_equal(fs, fd)
