@@ -1,0 +1,1 @@
+"""Bundled data files (CASC Census, EIA, UCI Adult); read via importlib.resources."""

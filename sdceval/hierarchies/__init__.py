@@ -1,0 +1,1 @@
+"""Bundled generalization hierarchies (ARX layout); see README.md here."""
