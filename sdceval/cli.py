@@ -7,7 +7,6 @@ risk of ``mdav:k=5``, ranked by propensity and EMD utility.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings

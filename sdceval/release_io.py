@@ -18,7 +18,7 @@ import pandas as pd
 
 from .datasets import load_table
 from .errors import SdcevalError
-from .hierarchy import ROOT_LABEL, Hierarchy
+from .hierarchy import Hierarchy
 from .release import Release, external_release
 
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
@@ -101,11 +101,9 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external") -> 
         for q in qis:
             h = dataset.hierarchy(q)
             suppressed &= (cells[q][0] == 0) & (cells[q][1] == h.n_leaves - 1)
-        if len(qis) == 0:
-            suppressed[:] = False
     return Release(data=frame.reset_index(drop=True), method=name, kind=kind,
                    classes=classes, cells=cells, suppressed=suppressed,
                    sensitive_codes=sensitive_codes)
 
 
-__all__ = ["read_release", "release_from_frame", "ROOT_LABEL"]
+__all__ = ["read_release", "release_from_frame"]

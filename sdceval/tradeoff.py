@@ -74,22 +74,24 @@ def parse_grids(items) -> dict[str, list[float]]:
     return out
 
 
-def validate_tradeoff_options(opts: dict) -> None:
-    """Check a ``[[tradeoff]]`` job of an experiment file before anything runs."""
+def validate_tradeoff_options(opts: dict) -> tuple[list[str], dict, dict]:
+    """Check a ``[[tradeoff]]`` job (or `compute_tradeoff`'s options) before anything
+    runs; returns the parsed ``(models, grids, measures)``, grids completed with the
+    paper's defaults."""
     models = _check_models(opts.get("models"))
     method = opts.get("method", "generalization")
     if method not in METHODS:
         raise SdcevalError(f"method {method!r} unknown.{suggest(method, METHODS)} "
                            f"Use one of {', '.join(METHODS)}")
-    grids = parse_grids(opts.get("grids", {}))
+    grids = {**DEFAULT_GRIDS, **parse_grids(opts.get("grids", {}))}
     for m in models:
         for mm in METHODS[method]:
             spec = get_method(mm)
             params = {"model": m, **DEFAULT_MODEL_PARAMS.get(m, {}),
                       **opts.get("model_params", {}).get(m, {})}
-            for v in grids.get(m, DEFAULT_GRIDS[m]):
+            for v in grids[m]:
                 spec.resolve({**params, MODEL_PARAM[m]: v})
-    parse_measure_list(opts.get("measures", DEFAULT_MEASURES))
+    return models, grids, parse_measure_list(opts.get("measures", DEFAULT_MEASURES))
 
 
 def tradeoff_point(data_ref, method: str, model: str, value: float, model_params: dict,
@@ -154,10 +156,7 @@ def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalizati
     from .experiments.executor import Executor
     opts = {"models": models, "method": method, "grids": grids or {},
             "measures": measures or DEFAULT_MEASURES, "model_params": model_params or {}}
-    validate_tradeoff_options(opts)
-    models = _check_models(models)
-    grids = {**DEFAULT_GRIDS, **parse_grids(grids or {})}
-    meas = parse_measure_list(measures or DEFAULT_MEASURES)
+    models, grids, meas = validate_tradeoff_options(opts)
     tasks = []
     for m in models:
         params = {**DEFAULT_MODEL_PARAMS.get(m, {}), **(model_params or {}).get(m, {})}

@@ -1,7 +1,6 @@
 """Bisection to a target risk, on toy methods with a known risk curve."""
 import math
 
-import numpy as np
 import pytest
 
 from sdceval import SdcevalError

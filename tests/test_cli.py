@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pandas as pd
-import pytest
 
 from sdceval.cli import main
 

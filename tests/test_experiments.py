@@ -49,8 +49,8 @@ def test_evaluation_run_is_reproducible(tmp_path):
             'releases = ["noise:gamma=0.5", "rank_swap:p=0.1"]\n'
             'measures = ["linkage_risk", "emd"]\n')
     p = _write(tmp_path, text)
-    a = run_experiment(p, out=tmp_path / "a")
-    b = run_experiment(p, out=tmp_path / "b", executor="processes", workers=2)
+    run_experiment(p, out=tmp_path / "a")
+    run_experiment(p, out=tmp_path / "b", executor="processes", workers=2)
     fa = pd.read_csv(tmp_path / "a" / "evaluation0_census_measurements.csv")
     fb = pd.read_csv(tmp_path / "b" / "evaluation0_census_measurements.csv")
     pd.testing.assert_frame_equal(fa, fb)

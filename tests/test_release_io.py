@@ -1,5 +1,4 @@
 """A release written as a plain table reads back with the same measurements."""
-import numpy as np
 import pytest
 
 import sdceval

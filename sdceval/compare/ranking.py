@@ -101,13 +101,14 @@ class Comparison:
         return df
 
     def to_dict(self) -> dict[str, Any]:
+        table = self.table()
         return {"dataset": self.dataset, "risk_measure": self.risk_measure,
                 "risk_params": self.risk_params, "target": self.target,
                 "reference": self.reference, "seed": self.seed, "repeats": self.repeats,
                 "matches": [m.to_dict() for m in self.matches],
                 "utilities": self.utilities, "utility_details": self.measure_details,
                 "risk_curves": {k: [list(p) for p in v] for k, v in self.curves.items()},
-                "ranking": self.table().astype(object).where(self.table().notna(), None)
+                "ranking": table.astype(object).where(table.notna(), None)
                 .to_dict(orient="records")}
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..compare.ranking import (MethodMatch, assemble, check_comparison, match_method,
                                parse_measure_list, parse_reference, resolve_target)
 from ..datasets import open_dataset
-from ..io import write_csv, write_json, write_text
+from ..io import write_csv, write_json
 from ..registry import get_measure, get_method
 from .executor import make_executor
 from .spec import ExperimentSpec, Job, load_spec
@@ -188,4 +188,4 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     return result
 
 
-__all__ = ["run_experiment", "ExperimentResult", "write_text"]
+__all__ = ["run_experiment", "ExperimentResult"]
