@@ -7,7 +7,7 @@ import tempfile
 import time
 
 from sdceval import load_dataset
-from sdceval.tradeoff import run_tradeoff
+from sdceval.experiments.tradeoff import run_tradeoff
 
 if __name__ == "__main__":
     ds = load_dataset("adult")

@@ -10,13 +10,14 @@ then comparison (bisection to a common risk, ranking, frontiers).
 """
 from __future__ import annotations
 
-from .datasets import Dataset, load_dataset, open_dataset
-from .errors import SdcevalError
-from .hierarchy import Hierarchy
-from .measurement import Measurement
-from .registry import get_measure, get_method
-from .release import Release
-from .schema import Schema
+from sdceval.core.dataset import Dataset
+from sdceval.core.loaders import load_dataset, open_dataset
+from sdceval.core.errors import SdcevalError
+from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.measurement import Measurement
+from sdceval.catalog import get_measure, get_method
+from sdceval.core.release import Release
+from sdceval.core.schema import Schema
 
 __version__ = "0.1.0"
 

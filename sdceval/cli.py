@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__
-from .datasets import BUNDLED, open_dataset
-from .errors import SdcevalError
-from .io import protect, write_csv, write_json
-from .registry import MEASURES, METHODS, get_measure, get_method, parse_assignments
+from sdceval import __version__
+from sdceval.core.loaders import BUNDLED, open_dataset
+from sdceval.core.errors import SdcevalError
+from sdceval.core.fileio import protect, write_csv, write_json
+from sdceval.catalog import MEASURES, METHODS, get_measure, get_method
+from sdceval.core.registry import parse_assignments
 
 
 # -- shared options ----------------------------------------------------------------
@@ -113,10 +114,10 @@ def cmd_anonymize(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .release_io import read_release
+    from sdceval.core.release_io import read_release
     ds = _dataset(args)
     protect(args.release)
-    from .compare.ranking import parse_measure_list
+    from sdceval.compare.ranking import parse_measure_list
     measures = parse_measure_list(args.measures)
     rel = read_release(ds, args.release)
     rows = []
@@ -134,13 +135,13 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .compare.ranking import compare, parse_measure_list
-    from .plots import plot_risk_curves
+    from sdceval.compare.ranking import compare, parse_measure_list
+    from sdceval.experiments.plots import plot_risk_curves
     ds = _dataset(args)
     methods = _split(args.methods)
     risk_name, risk_params = args.risk_measure, {}
     if ":" in risk_name:
-        from .compare.ranking import parse_reference
+        from sdceval.compare.ranking import parse_reference
         risk_name, risk_params = parse_reference(risk_name)
     t0 = time.perf_counter()
     comp = compare(ds, methods, target=args.target, risk=risk_name,
@@ -160,7 +161,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .experiments.runner import run_experiment
+    from sdceval.experiments.runner import run_experiment
     protect(args.file)
     result = run_experiment(args.file, out=args.out, executor=args.executor,
                             workers=args.workers, reduced=args.reduced,
@@ -172,14 +173,14 @@ def cmd_run(args) -> int:
 def cmd_hierarchy(args) -> int:
     ds = open_dataset(args.dataset)
     if args.column not in ds.frame.columns:
-        from .errors import suggest
+        from sdceval.core.errors import suggest
         raise SdcevalError(f"data set {ds.name!r} has no column {args.column!r}."
                            f"{suggest(args.column, ds.frame.columns)}")
     h = ds.hierarchy(args.column)
     if args.action == "export":
         if not args.out:
             raise SdcevalError("hierarchy export needs --out FILE")
-        from .io import atomic_write
+        from sdceval.core.fileio import atomic_write
         atomic_write(args.out, lambda p: h.to_csv(p))
         _say(args, f"wrote {args.out}")
         return 0
@@ -190,7 +191,7 @@ def cmd_hierarchy(args) -> int:
 
 
 def cmd_tradeoff(args) -> int:
-    from .tradeoff import run_tradeoff
+    from sdceval.experiments.tradeoff import run_tradeoff
     ds = _dataset(args)
     result = run_tradeoff(ds, models=_split(args.models), method=args.method,
                           seed=args.seed, out=args.out, grids=args.grid,

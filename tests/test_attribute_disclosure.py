@@ -7,9 +7,8 @@ import pytest
 
 import sdceval
 from sdceval import Dataset, Hierarchy, Release, Schema, SdcevalError
-from sdceval.measures.attribute_disclosure import (identity_release, p_loss,
-                                                   suppressed_release)
-from sdceval.measures.divergence import js_divergence
+from sdceval.measures.attribute_disclosure import identity_release, p_loss, suppressed_release
+from sdceval.core.divergence import js_divergence
 
 
 @pytest.fixture

@@ -5,15 +5,15 @@ import pytest
 
 from sdceval import SdcevalError
 from sdceval.compare.bisection import bisect_risk
-from sdceval.measurement import Measurement
-from sdceval.registry import MEASURES, METHODS, MeasureSpec, MethodSpec, Param, _load_plugins
-from sdceval.release import Release
+from sdceval.core.measurement import Measurement
+from sdceval.catalog import MEASURES, METHODS
+from sdceval.core.registry import MeasureSpec, MethodSpec, Param
+from sdceval.core.release import Release
 
 
 @pytest.fixture
 def toy(monkeypatch, small_numeric):
     """Toy methods whose 'risk' is a known monotone function of their parameter."""
-    _load_plugins()
     calls = []
 
     def make(ds, *, seed, level, **_):
@@ -83,7 +83,8 @@ def test_fixing_the_tuned_parameter_is_an_error(toy, small_numeric):
 def test_non_monotone_curve_terminates(monkeypatch, toy, small_numeric):
     """A risk curve that dips (as MDAV's does at large k) must not make the bracket
     search oscillate: it stops at the bound and reports the target as unreached."""
-    from sdceval.registry import MEASURES, MeasureSpec
+    from sdceval.catalog import MEASURES
+    from sdceval.core.registry import MeasureSpec
 
     def bumpy(ds, rel):
         lv = rel.info["level"]

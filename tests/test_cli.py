@@ -79,7 +79,7 @@ def test_bad_inputs_give_clear_errors(tmp_path, capsys):
 
 def test_output_never_overwrites_input(tmp_path, capsys):
     src = tmp_path / "in.csv"
-    pd.read_csv(__import__("sdceval").datasets._data_file("census.csv.gz").open("rb"),
+    pd.read_csv(__import__("sdceval.core.loaders", fromlist=["_data_file"])._data_file("census.csv.gz").open("rb"),
                 compression="gzip").to_csv(src, index=False)
     before = src.read_bytes()
     code, _, err = run(["anonymize", "--data", str(src), "--method", "mdav", "--out", str(src)],

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdceval import Hierarchy, SdcevalError, load_dataset
-from sdceval.datasets import ADULT_HIERARCHIES, _read_adult, load_adult_hierarchy
+from sdceval.core.loaders import ADULT_HIERARCHIES, _read_adult, load_adult_hierarchy
 
 # a tree whose rows are deliberately not in depth-first order
 TREE = [

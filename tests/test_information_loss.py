@@ -6,7 +6,7 @@ import pytest
 import sdceval
 from sdceval import Dataset, Hierarchy, Schema, SdcevalError
 from sdceval.measures.attribute_disclosure import identity_release, suppressed_release
-from sdceval.release import external_release
+from sdceval.core.release import external_release
 
 TREE = Hierarchy([["a1", "A", "X", "*"], ["a2", "A", "X", "*"], ["a3", "A", "X", "*"],
                   ["b1", "B", "X", "*"], ["b2", "B", "X", "*"],

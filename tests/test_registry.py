@@ -2,7 +2,7 @@
 import pytest
 
 from sdceval import SdcevalError, get_measure, get_method
-from sdceval.registry import Param, parse_assignments
+from sdceval.core.registry import Param, parse_assignments
 
 
 def test_param_parsing_and_bounds():
@@ -44,7 +44,7 @@ def test_parse_assignments():
 
 
 def test_every_method_has_documented_params():
-    from sdceval.registry import METHODS
+    from sdceval.catalog import METHODS
     for spec in METHODS.all():
         assert spec.description
         for p in spec.params:

@@ -2,7 +2,7 @@
 import pytest
 
 import sdceval
-from sdceval.release_io import read_release
+from sdceval.core.release_io import read_release
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 import sdceval
 from sdceval.cli import main
 from sdceval.compare.frontier import efficient_frontier
-from sdceval.tradeoff import compute_tradeoff, parse_grids
+from sdceval.compare.tradeoff import compute_tradeoff, parse_grids
 
 
 def test_frontier_is_the_non_dominated_set():

@@ -9,7 +9,7 @@ import pytest
 import sdceval
 from sdceval import Dataset, Hierarchy, Release, Schema, SdcevalError
 from sdceval.measures.attribute_disclosure import identity_release, suppressed_release
-from sdceval.measures.divergence import js_divergence, normalize
+from sdceval.core.divergence import js_divergence, normalize
 from sdceval.measures.utility_loss import (Predicates, UniformEstimator, large_populations,
                                            u_loss)
 

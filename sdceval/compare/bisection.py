@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..registry import MeasureSpec, MethodSpec, Param, get_measure, get_method
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import MeasureSpec, MethodSpec, Param
+from sdceval.catalog import get_measure, get_method
 
 
 @dataclass

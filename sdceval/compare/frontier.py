@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 
 def efficient_frontier(points: pd.DataFrame, x: str = "p_loss", y: str = "u_loss"

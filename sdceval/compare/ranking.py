@@ -14,9 +14,10 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ..errors import SdcevalError
-from ..registry import get_measure, get_method, parse_assignments
-from .bisection import BisectionResult, RiskCurve, bisect_risk
+from sdceval.core.errors import SdcevalError
+from sdceval.catalog import get_measure, get_method
+from sdceval.core.registry import parse_assignments
+from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk
 
 DEFAULT_METHODS = ("mdav", "noise", "rank_swap", "multiplicative_noise")
 DEFAULT_UTILITIES = ("propensity", "emd")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 
 class Executor:

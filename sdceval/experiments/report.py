@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import write_text
+from sdceval.core.fileio import write_text
 
 
 def pairwise_agreement(paper: dict[str, float], ours: dict[str, float]) -> tuple[int, int]:
@@ -77,7 +77,7 @@ def paper_side_by_side(data: str, ours: dict[str, dict[str, float]], params: dic
 
 
 def write_report(result, out: Path) -> list[Path]:
-    from ..plots import plot_risk_curves
+    from sdceval.experiments.plots import plot_risk_curves
     spec = result.spec
     files = []
     lines = [f"# {spec.name}", "", spec.description, "",
@@ -118,6 +118,18 @@ def write_report(result, out: Path) -> list[Path]:
                 lines += ["Paper vs ours at the paper's parameters:", "", _md(t), ""]
                 lines += notes + [""]
     for key, tr in result.tradeoffs.items():
-        lines += tr.report_lines()
+        lines += tradeoff_lines(tr)
     files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
     return files
+
+
+def tradeoff_lines(res) -> list[str]:
+    """Markdown section of one trade-off job."""
+    lines = [f"## Trade-off: {res.title}", ""]
+    lines += [f"![{f.stem}]({f.name})" for f in res.files if f.suffix == ".png"]
+    cols = [c for c in ["model", "value", "method", *res.measures, "classes"]
+            if c in res.points.columns]
+    lines += ["", _md(res.points[cols]), "",
+              f"Efficient frontier (P_loss, {res.measures[1] if len(res.measures) > 1 else ''}"
+              f"): {len(res.frontier)} points", "", _md(res.frontier[cols]), ""]
+    return lines

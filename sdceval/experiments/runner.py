@@ -8,43 +8,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
-from ..compare.ranking import (MethodMatch, assemble, check_comparison, match_method,
-                               parse_measure_list, parse_reference, resolve_target)
-from ..datasets import open_dataset
-from ..io import write_csv, write_json
-from ..registry import get_measure, get_method
-from .executor import make_executor
-from .spec import ExperimentSpec, Job, load_spec
+from sdceval.compare.ranking import (MethodMatch, assemble, check_comparison, match_method,
+                                     parse_measure_list, parse_reference, resolve_target)
+from sdceval.core.loaders import open_ref
+from sdceval.core.fileio import write_csv, write_json
+from sdceval.catalog import get_measure, get_method
+from sdceval.experiments.executor import make_executor
+from sdceval.experiments.spec import ExperimentSpec, Job, load_spec
 
 
 # -- tasks (pure functions of picklable arguments) ----------------------------------
-def _freeze(ref: dict) -> tuple:
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in ref.items()))
-
-
-@lru_cache(maxsize=8)
-def _open_frozen(frozen: tuple):
-    ref = dict(frozen)
-    split = (lambda v: list(v) if isinstance(v, tuple) else
-             ([s.strip() for s in v.split(",")] if isinstance(v, str) else v))
-    return open_dataset(ref["data"], schema_file=ref.get("schema"),
-                        qi=split(ref["qi"]) if "qi" in ref else None,
-                        sensitive=ref.get("sensitive"),
-                        numeric=split(ref["numeric"]) if "numeric" in ref else None,
-                        label=ref.get("label"))
-
-
-def open_ref(ref: dict):
-    """Open (and cache per process) the data set a job refers to."""
-    return _open_frozen(_freeze(ref))
-
-
 def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
                fixed_params) -> MethodMatch:
     ds = open_ref(data_ref)
@@ -153,7 +131,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                    reduced: bool = False, progress: Callable[[str], None] | None = None
                    ) -> ExperimentResult:
     """Load, validate and run an experiment file; write results and a report."""
-    from .report import write_report
+    from sdceval.experiments.report import write_report
     spec = load_spec(path, reduced=reduced)
     out = Path(out) if out else spec.output
     say = progress or (lambda m: None)
@@ -170,7 +148,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                 result.evaluations[job.key] = df
                 result.files.append(write_csv(df, out / f"{job.key}_measurements.csv"))
             else:
-                from ..tradeoff import run_tradeoff_job
+                from sdceval.experiments.tradeoff import run_tradeoff_job
                 result.tradeoffs[job.key] = run_tradeoff_job(job, spec, ex, say, out)
                 result.files.extend(result.tradeoffs[job.key].files)
     finally:

@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SdcevalError, suggest
-from ..io import read_toml
-from ..registry import get_measure, get_method
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.fileio import read_toml
+from sdceval.catalog import get_measure, get_method
 
 
 EXECUTORS = ("serial", "processes", "dask")
@@ -164,7 +164,7 @@ def _int(v, name, path, low=0) -> int:
 
 
 def _validate_job(kind: str, opts: dict, where: str) -> None:
-    from ..compare.ranking import parse_measure_list, parse_reference
+    from sdceval.compare.ranking import parse_measure_list, parse_reference
     try:
         if kind == "comparison":
             for m in opts.get("methods", []):
@@ -189,7 +189,7 @@ def _validate_job(kind: str, opts: dict, where: str) -> None:
                 get_method(name).resolve(params)
             parse_measure_list(opts.get("measures", ["linkage_risk"]))
         elif kind == "tradeoff":
-            from ..tradeoff import validate_tradeoff_options
+            from sdceval.compare.tradeoff import validate_tradeoff_options
             validate_tradeoff_options(opts)
     except SdcevalError as exc:
         raise SdcevalError(f"{where}: {exc}") from None

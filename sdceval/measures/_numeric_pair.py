@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..release import Release
+from sdceval.core.errors import SdcevalError
+from sdceval.core.release import Release
 
 #: release kinds whose numeric columns hold numbers comparable with the original's
 NUMERIC_KINDS = ("perturbative", "external")

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import register_measure
-from ..release import Release
-from .divergence import js_divergence, normalize
+from sdceval.core.errors import SdcevalError
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import register_measure
+from sdceval.core.release import Release
+from sdceval.core.divergence import js_divergence, normalize
 
 
 # -- release structure shared by the Li & Li measures ---------------------------------

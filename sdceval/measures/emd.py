@@ -46,10 +46,10 @@ import ot
 from scipy.spatial.distance import cdist
 from sklearn.cluster import KMeans
 
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from ._numeric_pair import numeric_pair
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures._numeric_pair import numeric_pair
 
 N_INIT = 10
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import register_measure
-from ..release import Release
-from ._numeric_pair import numeric_pair
+from sdceval.core.errors import SdcevalError
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import register_measure
+from sdceval.core.release import Release
+from sdceval.measures._numeric_pair import numeric_pair
 
 
 @register_measure(

@@ -40,25 +40,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from .attribute_disclosure import release_classes
+from sdceval.core.errors import SdcevalError
+from sdceval.core.hierarchy import cell_loss
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures.attribute_disclosure import release_classes
 
 
 # -- building blocks (also used by the lattice search) ------------------------------
-def cell_loss(hierarchy, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """GLM loss in [0, 1] of cells ``[lo, hi]`` (leaf codes) of one QI."""
-    lo, hi = np.asarray(lo), np.asarray(hi)
-    if hierarchy.numeric:
-        v = hierarchy.leaf_values
-        span = v[-1] - v[0]
-        return (v[hi] - v[lo]) / span if span > 0 else np.zeros(len(lo))
-    m = hierarchy.n_leaves
-    return (hi - lo) / (m - 1) if m > 1 else np.zeros(len(lo))
-
-
 def qi_losses(dataset, cells: dict, suppressed: np.ndarray | None = None) -> dict:
     """``{qi: per-record cell_loss}``, 1 for suppressed records."""
     out = {}

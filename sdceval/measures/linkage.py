@@ -50,10 +50,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from ._numeric_pair import numeric_pair
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures._numeric_pair import numeric_pair
 
 AGGREGATES = ("mean_log1p", "mean", "log_mean")
 RANK_SCALES = ("raw", "fraction")

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import privacy
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import Param, register_measure
+from sdceval import privacy
+from sdceval.core.errors import SdcevalError
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
 
 _SUPP = Param("include_suppressed", bool, False,
               description="count the class of suppressed ('*') records in the value")

@@ -51,10 +51,10 @@ import warnings
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from ._numeric_pair import numeric_pair
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures._numeric_pair import numeric_pair
 
 MODELS = ("linear", "quadratic", "pairwise", "interactions")
 

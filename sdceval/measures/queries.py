@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from .attribute_disclosure import identity_release, require_sensitive
-from .utility_loss import Predicates, UniformEstimator
+from sdceval.core.errors import SdcevalError
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures.attribute_disclosure import identity_release, require_sensitive
+from sdceval.measures.utility_loss import Predicates, UniformEstimator
 
 
 @dataclass(frozen=True)

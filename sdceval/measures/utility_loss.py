@@ -32,13 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..measurement import Measurement
-from ..registry import Param, register_measure
-from ..release import Release
-from .attribute_disclosure import (class_sensitive_counts, release_classes,
-                                   released_sensitive, require_sensitive)
-from .divergence import js_divergence, normalize
+from sdceval.core.errors import SdcevalError
+from sdceval.core.measurement import Measurement
+from sdceval.core.registry import Param, register_measure
+from sdceval.core.release import Release
+from sdceval.measures.attribute_disclosure import (class_sensitive_counts, release_classes,
+                                                   released_sensitive, require_sensitive)
+from sdceval.core.divergence import js_divergence, normalize
 
 #: elements of one (predicates x groups) weight block; bounds the estimator's memory
 _BLOCK = 1 << 22

@@ -1,3 +1,3 @@
-"""Anonymization methods.  Each module registers its methods in `sdceval.registry`."""
-from . import (bucketization, generalization, microaggregation, mondrian,  # noqa: F401
-               noise, swapping)
+"""Anonymization methods.  Each module registers its methods in `sdceval.core.registry`."""
+from sdceval.methods import (bucketization, generalization, microaggregation, mondrian, noise,
+                             swapping)

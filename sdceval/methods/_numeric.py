@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..release import Release
+from sdceval.core.release import Release
 
 
 def numeric_release(dataset, masked: np.ndarray, *, classes: np.ndarray | None = None,

@@ -31,10 +31,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..errors import SdcevalError
-from ..registry import Param, register_method
-from ..release import Release
-from .mondrian import _PARAMS, achieved, build_models, partition
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import Param, register_method
+from sdceval.core.release import Release
+from sdceval.methods.mondrian import _PARAMS, achieved, build_models, partition
 
 BUCKET_COLUMN = "bucket"
 

@@ -60,9 +60,9 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import SdcevalError, suggest
-from ..registry import Param, register_method
-from ..release import Release
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.registry import Param, register_method
+from sdceval.core.release import Release
 
 # grouping counts (np.bincount over the key space) while the key space is at most
 # _BINCOUNT_SLACK * items + _BINCOUNT_MIN, and sorts (np.unique) beyond: counting costs
@@ -410,7 +410,7 @@ def min_k_node(dataset, k: int, max_suppression: float = 0.01) -> tuple[tuple[in
         ``height``, ``nodes_evaluated`` and ``glm`` (mean per record) of the node.
     """
     # imported here: importing sdceval.measures imports every measure module
-    from ..measures.information_loss import cell_loss
+    from sdceval.core.hierarchy import cell_loss
 
     heights = qi_heights(dataset)
     qis = list(heights)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..registry import Param, register_method
-from ._numeric import numeric_release
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import Param, register_method
+from sdceval.methods._numeric import numeric_release
 
 __all__ = ["mdav", "mdav_groups", "group_means"]
 

@@ -56,10 +56,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import privacy
-from ..errors import SdcevalError
-from ..registry import Param, register_method
-from ..release import Release
+from sdceval import privacy
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import Param, register_method
+from sdceval.core.release import Release
 
 #: k of model="k" when not given (``k`` defaults to None so that for ℓ/t/δ a minimum
 #: class size is enforced only when the user asks for one)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..registry import Param, register_method
-from ._numeric import numeric_release
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import Param, register_method
+from sdceval.methods._numeric import numeric_release
 
 __all__ = ["noise", "multiplicative_noise", "covariance_factor", "hohne_factors",
            "match_moments"]

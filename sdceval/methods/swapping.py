@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from ..errors import SdcevalError
-from ..registry import Param, register_method
-from ._numeric import numeric_release
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import Param, register_method
+from sdceval.methods._numeric import numeric_release
 
 __all__ = ["rank_swap", "swap_ranks", "swap_window", "rank_swap_column"]
 

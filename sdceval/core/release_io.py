@@ -16,10 +16,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from .datasets import load_table
-from .errors import SdcevalError
-from .hierarchy import Hierarchy
-from .release import Release, external_release
+from sdceval.core.loaders import load_table
+from sdceval.core.errors import SdcevalError
+from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.release import Release, external_release
 
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
 

@@ -19,11 +19,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from .compare.frontier import efficient_frontier
-from .compare.ranking import parse_measure_list
-from .errors import SdcevalError, suggest
-from .io import write_csv, write_json
-from .registry import get_measure, get_method
+from sdceval.compare.frontier import efficient_frontier
+from sdceval.compare.ranking import parse_measure_list
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.loaders import open_ref
+from sdceval.catalog import get_measure, get_method
 
 DEFAULT_GRIDS: dict[str, list[float]] = {
     "k": [10, 50, 100, 200, 500, 1000, 2000, 5000],
@@ -97,8 +97,7 @@ def validate_tradeoff_options(opts: dict) -> tuple[list[str], dict, dict]:
 def tradeoff_point(data_ref, method: str, model: str, value: float, model_params: dict,
                    measures: dict, seed: int) -> dict[str, Any]:
     """One release and its measures (a pure task for the executors)."""
-    from .experiments.runner import open_ref
-    ds = open_ref(data_ref) if isinstance(data_ref, dict) else data_ref
+    ds = open_ref(data_ref)
     spec = get_method(method)
     param = MODEL_PARAM[model]
     t0 = time.perf_counter()
@@ -136,24 +135,16 @@ class TradeoffResult:
                 "frontier": self.frontier.astype(object).where(self.frontier.notna(), None)
                 .to_dict(orient="records")}
 
-    def report_lines(self) -> list[str]:
-        from .experiments.report import _md
-        lines = [f"## Trade-off: {self.title}", ""]
-        lines += [f"![{f.stem}]({f.name})" for f in self.files if f.suffix == ".png"]
-        cols = [c for c in ["model", "value", "method", *self.measures, "classes"]
-                if c in self.points.columns]
-        lines += ["", _md(self.points[cols]), "",
-                  f"Efficient frontier (P_loss, {self.measures[1] if len(self.measures) > 1 else ''}"
-                  f"): {len(self.frontier)} points", "", _md(self.frontier[cols]), ""]
-        return lines
-
 
 def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalization",
                      grids=None, measures=None, model_params: dict | None = None,
                      seed: int = 0, executor=None,
                      progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """All (model, parameter, method) releases and their measures, as a tidy table."""
-    from .experiments.executor import Executor
+    """All (model, parameter, method) releases and their measures, as a tidy table.
+
+    ``executor`` is anything with ``map(fn, tasks, progress)`` and a ``name`` (the
+    experiment layer's executors); by default the tasks run here, one after another.
+    """
     opts = {"models": models, "method": method, "grids": grids or {},
             "measures": measures or DEFAULT_MEASURES, "model_params": model_params or {}}
     models, grids, meas = validate_tradeoff_options(opts)
@@ -164,7 +155,7 @@ def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalizati
             for v in grids[m]:
                 tasks.append(dict(data_ref=dataset_or_ref, method=mm, model=m, value=v,
                                   model_params=params, measures=meas, seed=seed))
-    ex = executor or Executor()
+    ex = executor or _Serial()
     say = progress or (lambda msg: None)
     say(f"trade-off: {len(tasks)} releases x {len(meas)} measures ({ex.name} executor)")
 
@@ -175,74 +166,16 @@ def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalizati
     return pd.DataFrame(rows)
 
 
-def _finish(points: pd.DataFrame, meas_labels: list[str], out: Path, prefix: str, title: str
-            ) -> TradeoffResult:
-    from .plots import plot_tradeoff
-    x = "p_loss"
-    utilities = [m for m in meas_labels if m != x]
-    y = "u_loss" if "u_loss" in utilities else (utilities[0] if utilities else x)
-    frontier = efficient_frontier(points, x=x, y=y) if x in points and y in points else points
-    res = TradeoffResult(points, frontier, meas_labels, title)
-    res.files.append(write_csv(points, out / f"{prefix}points.csv"))
-    res.files.append(write_csv(frontier, out / f"{prefix}frontier.csv"))
-    if x in points:
-        style = "method" if points["method"].nunique() > 1 else None
-        bases: dict[str, list[str]] = {}
-        for u in utilities:
-            bases.setdefault(u.split("(")[0], []).append(u)
-        ylabels = {"u_loss": "utility loss U_loss",
-                   "query_error": "average relative error (%)"}
-        for base, variants in bases.items():
-            name = "tradeoff" if y in variants else f"tradeoff_{_slug(base)}"
-            if len(variants) == 1:
-                data, yy, by = points, variants[0], "model"
-            else:  # e.g. query error at several sel / qd values: one curve per variant
-                data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
-                                   var_name="variant", value_name=base)
-                yy, by = base, "variant"
-            res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
-                                           by=by, style=style, title=title,
-                                           ylabel=ylabels.get(base, base)))
-    return res
+class _Serial:
+    """The tasks one after another in this process (when no executor is given)."""
 
+    name = "serial"
 
-def _slug(s: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in s).strip("_")
-
-
-def run_tradeoff(dataset, *, models=None, method: str = "generalization", grids=None,
-                 measures=None, seed: int = 0, out="out/tradeoff",
-                 progress: Callable[[str], None] | None = None, workers: int = 1
-                 ) -> TradeoffResult:
-    """``sdceval tradeoff``: compute the points, the frontier, the plot, the JSON."""
-    from .experiments.executor import make_executor
-    ex = make_executor("processes" if workers > 1 else "serial", workers)
-    ref = _ref_of(dataset)
-    points = compute_tradeoff(ref, models=models, method=method, grids=grids,
-                              measures=measures, seed=seed, executor=ex, progress=progress)
-    out = Path(out)
-    labels = list(parse_measure_list(measures or DEFAULT_MEASURES))
-    res = _finish(points, labels, out, "", f"{dataset.name}: P_loss vs U_loss ({method})")
-    res.files.append(write_json({"data": dataset.name, "method": method, "seed": seed,
-                                 **res.to_dict()}, out / "results.json"))
-    return res
-
-
-def _ref_of(dataset):
-    """Bundled data sets travel to workers by name; others as the object itself."""
-    from .datasets import BUNDLED, load_dataset
-    if dataset.name in BUNDLED and load_dataset(dataset.name) is dataset:
-        return {"data": dataset.name}
-    return dataset
-
-
-def run_tradeoff_job(job, spec, executor, say, out: Path) -> TradeoffResult:
-    o = job.options
-    meas = o.get("measures", DEFAULT_MEASURES)
-    points = compute_tradeoff(job.data_ref(), models=o.get("models"),
-                              method=o.get("method", "generalization"),
-                              grids=o.get("grids", {}), measures=meas,
-                              model_params=o.get("model_params", {}), seed=spec.seed,
-                              executor=executor, progress=say)
-    labels = list(parse_measure_list(meas))
-    return _finish(points, labels, Path(out), f"{job.key}_", o.get("title", job.key))
+    @staticmethod
+    def map(fn, tasks, progress=None) -> list:
+        out = []
+        for i, t in enumerate(tasks):
+            out.append(fn(**t))
+            if progress:
+                progress(i + 1, len(tasks))
+        return out

@@ -9,6 +9,8 @@ special-cased by name.  A method registers with::
     def mdav(dataset, *, k, seed): ...
 
 and is called as ``get_method("mdav").apply(dataset, {"k": 5}, seed=0)``.
+The registries live here, in the core; the modules that fill them (methods, measures)
+sit above, and `sdceval.catalog` imports them all, so look-ups go through the catalog.
 Measures likewise take ``(dataset, release, **params)`` and return a `Measurement`.
 """
 from __future__ import annotations
@@ -17,10 +19,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .errors import SdcevalError, suggest, unknown
-from .measurement import Measurement
-from .random import check_random_state
-from .release import Release
+from sdceval.core.errors import SdcevalError, suggest, unknown
+from sdceval.core.measurement import Measurement
+from sdceval.core.rng import check_random_state
+from sdceval.core.release import Release
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
 
@@ -215,13 +217,11 @@ class Registry(dict):
         self.what = what
 
     def get_spec(self, name: str):
-        _load_plugins()
         if name not in self:
             raise unknown(self.what, name, self.keys())
         return self[name]
 
     def all(self) -> list:
-        _load_plugins()
         return [self[k] for k in sorted(self)]
 
 
@@ -248,25 +248,6 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
                                      larger_is_worse, tuple(needs))
         return func
     return deco
-
-
-def get_method(name: str) -> MethodSpec:
-    return METHODS.get_spec(name)
-
-
-def get_measure(name: str) -> MeasureSpec:
-    return MEASURES.get_spec(name)
-
-
-_loaded = False
-
-
-def _load_plugins() -> None:
-    """Import the method and measure modules (they register themselves)."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import measures, methods  # noqa: F401
 
 
 def parse_assignments(items: Iterable[str], what: str = "--param") -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 
 def check_random_state(seed) -> np.random.Generator:

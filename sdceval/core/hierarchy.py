@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 ROOT_LABEL = "*"
 
@@ -304,3 +304,14 @@ class Hierarchy:
     def __repr__(self) -> str:
         return (f"Hierarchy({self.name!r}, leaves={self.n_leaves}, height={self.height}, "
                 f"numeric={self.numeric})")
+
+
+def cell_loss(hierarchy, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """GLM loss in [0, 1] of cells ``[lo, hi]`` (leaf codes) of one QI."""
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    if hierarchy.numeric:
+        v = hierarchy.leaf_values
+        span = v[-1] - v[0]
+        return (v[hi] - v[lo]) / span if span > 0 else np.zeros(len(lo))
+    m = hierarchy.n_leaves
+    return (hi - lo) / (m - 1) if m > 1 else np.zeros(len(lo))

@@ -1,25 +1,23 @@
-"""Data sets: a DataFrame plus a `Schema`, validated once, integer-coded once.
+"""Loading data sets: the bundled ones (offline) and users' CSV/Parquet files.
 
-Bundled (offline) data sets, SPEC §2: ``census`` (CASC Census, 1080 x 13 numeric),
-``eia`` (CASC EIA, 4092 records, 11 numeric attributes), ``adult`` (UCI Adult train+test
-without rows holding ``?``, 45222 records) and ``adult-train`` (30162 records).
-Users load their own CSV/Parquet with `load_table` + a schema.
+Bundled data sets, SPEC §2: ``census`` (CASC Census, 1080 x 13 numeric), ``eia`` (CASC
+EIA, 4092 records, 11 numeric attributes), ``adult`` (UCI Adult train+test without rows
+holding ``?``, 45222 records) and ``adult-train`` (30162 records).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping
 
-import numpy as np
 import pandas as pd
 
-from .errors import SdcevalError, suggest, unknown
-from .hierarchy import Hierarchy
-from .schema import Schema
-
+from sdceval.core.dataset import Dataset
+from sdceval.core.errors import SdcevalError, suggest, unknown
+from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.schema import Schema
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -34,157 +32,6 @@ ADULT_HIERARCHIES = ["age", "workclass", "education", "marital-status", "race", 
                      "native-country", "income", "occupation"]
 
 
-class Dataset:
-    """A validated table with a schema.
-
-    The caller's frame is copied and never modified.  Columns used by a role are checked
-    here (missing values, numeric kind for ``numeric`` columns, hierarchy coverage for
-    QIs), so methods and measures can trust them.
-
-    Parameters
-    ----------
-    frame : DataFrame
-    schema : Schema
-    name : str
-    """
-
-    def __init__(self, frame: pd.DataFrame, schema: Schema, name: str = "data"):
-        if not isinstance(frame, pd.DataFrame):
-            raise SdcevalError(f"data set {name!r}: expected a pandas DataFrame")
-        if len(frame) == 0:
-            raise SdcevalError(f"data set {name!r} has no records (empty file?)")
-        if len(frame) < 2:
-            raise SdcevalError(
-                f"data set {name!r} has a single record; disclosure control needs at least 2")
-        self.name = name
-        self.schema = schema
-        self._frame = frame.reset_index(drop=True).copy()
-        used = [c.name for c in schema.columns if c.role != "ignore"]
-        for c in used:
-            if c not in self._frame.columns:
-                raise SdcevalError(f"data set {name!r}: schema column {c!r} is not in the data."
-                                   f"{suggest(c, self._frame.columns)}")
-        na = self._frame[used].isna().sum()
-        na = na[na > 0]
-        if len(na):
-            cols = ", ".join(f"{c!r} ({n} missing)" for c, n in na.items())
-            raise SdcevalError(
-                f"data set {name!r}: missing values in {cols}; drop or impute those records "
-                "first (e.g. frame.dropna(subset=[...])), sdceval does not guess them")
-        for c in schema.numeric:
-            if not pd.api.types.is_numeric_dtype(self._frame[c]) or \
-                    pd.api.types.is_bool_dtype(self._frame[c]):
-                bad = pd.to_numeric(self._frame[c], errors="coerce").isna()
-                example = self._frame[c][bad].iloc[0] if bad.any() else self._frame[c].iloc[0]
-                raise SdcevalError(
-                    f"column {c!r} has role 'numeric' but holds non-numeric values "
-                    f"(e.g. {example!r}); give it role 'qi'/'ignore' or convert it to numbers")
-            if not np.isfinite(self._frame[c].to_numpy(float)).all():
-                raise SdcevalError(f"column {c!r} holds infinite values")
-        for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
-            self.codes(c)  # validates hierarchy coverage now, not deep inside a method
-
-    # -- views ----------------------------------------------------------------------
-    @property
-    def frame(self) -> pd.DataFrame:
-        """The data (a private copy; treat as read-only)."""
-        return self._frame
-
-    @property
-    def n(self) -> int:
-        return len(self._frame)
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __repr__(self) -> str:
-        s = self.schema
-        return (f"Dataset({self.name!r}, n={self.n}, numeric={len(s.numeric)}, "
-                f"qi={s.qis}, sensitive={s.sensitive!r})")
-
-    @cached_property
-    def _numeric(self) -> np.ndarray:
-        x = self._frame[self.schema.numeric].to_numpy(dtype=np.float64, copy=True)
-        x.setflags(write=False)
-        return x
-
-    def numeric_matrix(self, who: str | None = None, require_variance: bool = False
-                       ) -> np.ndarray:
-        """The ``numeric``-role columns as a read-only float64 (n, m) array.
-
-        ``who`` names the method/measure asking, for the error when there are no numeric
-        columns; ``require_variance`` rejects constant columns (e.g. for z-scoring).
-        """
-        if not self.schema.numeric:
-            raise SdcevalError(
-                f"{who or 'this operation'} needs numeric attributes but data set "
-                f"{self.name!r} has none with role 'numeric'; pass --numeric COLS or a schema")
-        x = self._numeric
-        if require_variance:
-            const = [c for c, sd in zip(self.schema.numeric, x.std(axis=0)) if sd == 0]
-            if const:
-                raise SdcevalError(
-                    f"{who or 'this operation'}: column(s) {', '.join(map(repr, const))} are "
-                    "constant (zero variance); drop them or give them role 'ignore'")
-        return x
-
-    def hierarchy(self, column: str) -> Hierarchy:
-        """The column's hierarchy; numeric QIs without one get an interval hierarchy."""
-        return self._hierarchies[column]
-
-    @cached_property
-    def _hierarchies(self) -> dict:
-        return _HierarchyCache(self)
-
-    def codes(self, column: str) -> np.ndarray:
-        """Integer codes of a QI or the sensitive column (leaf codes of its hierarchy,
-        or ranks among the sorted distinct values).  Computed once."""
-        return self._codes[column]
-
-    def domain(self, column: str) -> np.ndarray:
-        """Labels of the codes of ``column`` (index = code)."""
-        return self.hierarchy(column).leaves
-
-    @cached_property
-    def _codes(self) -> dict:
-        return _CodeCache(self)
-
-
-class _HierarchyCache(dict):
-    def __init__(self, ds: Dataset):
-        super().__init__()
-        self.ds = ds
-
-    def __missing__(self, col):
-        ds = self.ds
-        if col not in ds.schema:
-            raise SdcevalError(f"unknown column {col!r}.{suggest(col, ds.frame.columns)}")
-        spec = ds.schema[col]
-        values = ds.frame[col]
-        if spec.hierarchy is not None:
-            h = spec.hierarchy
-        elif spec.kind == "numeric":
-            h = Hierarchy.auto_intervals(values.to_numpy(float), name=col)
-        else:
-            h = Hierarchy.flat(sorted(pd.unique(values.astype(str))), name=col)
-        self[col] = h
-        return h
-
-
-class _CodeCache(dict):
-    def __init__(self, ds: Dataset):
-        super().__init__()
-        self.ds = ds
-
-    def __missing__(self, col):
-        h = self.ds.hierarchy(col)
-        codes = h.encode(self.ds.frame[col], column=col)
-        codes.setflags(write=False)
-        self[col] = codes
-        return codes
-
-
-# -- loading -----------------------------------------------------------------------
 def _data_file(name: str):
     return resources.files("sdceval") / "data" / name
 
@@ -284,7 +131,7 @@ def load_table(path) -> pd.DataFrame:
 
 def read_schema_file(path) -> Mapping:
     """Column roles from a TOML file (top level or a ``[schema]`` table)."""
-    from .io import read_toml
+    from sdceval.core.fileio import read_toml
     spec = read_toml(path, "schema")
     return spec.get("schema", spec)
 
@@ -326,3 +173,35 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
         spec = {"numeric": numeric_cols}
     base = Path(schema_file).parent if schema_file else None
     return Dataset(frame, Schema.from_mapping(frame, spec, base_dir=base), name=path.stem)
+
+
+def ref_of(dataset) -> dict | Dataset:
+    """A picklable reference to ``dataset`` for worker processes: bundled data sets
+    travel by name; others as the object itself."""
+    if dataset.name in BUNDLED and load_dataset(dataset.name) is dataset:
+        return {"data": dataset.name}
+    return dataset
+
+
+def _freeze(ref: dict) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in ref.items()))
+
+
+@lru_cache(maxsize=8)
+def _open_frozen(frozen: tuple) -> Dataset:
+    ref = dict(frozen)
+    split = (lambda v: list(v) if isinstance(v, tuple) else
+             ([s.strip() for s in v.split(",")] if isinstance(v, str) else v))
+    return open_dataset(ref["data"], schema_file=ref.get("schema"),
+                        qi=split(ref["qi"]) if "qi" in ref else None,
+                        sensitive=ref.get("sensitive"),
+                        numeric=split(ref["numeric"]) if "numeric" in ref else None,
+                        label=ref.get("label"))
+
+
+def open_ref(ref) -> Dataset:
+    """Open (and cache per process) the data set a reference names (``{"data": ...,
+    "schema": ..., "qi": ...}``); a `Dataset` is returned as it is."""
+    if isinstance(ref, Dataset):
+        return ref
+    return _open_frozen(_freeze(ref))

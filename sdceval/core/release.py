@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 KINDS = ("perturbative", "generalized", "bucketized", "external")
 

@@ -10,8 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .io import atomic_write  # noqa: E402
-from .registry import get_method  # noqa: E402
+from sdceval.core.fileio import atomic_write  # noqa: E402
+from sdceval.catalog import get_method  # noqa: E402
 
 PAPER_LABELS = {"mdav": "micro", "noise": "noise", "rank_swap": "swap",
                 "multiplicative_noise": "Mnoise"}

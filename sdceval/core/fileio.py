@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .errors import SdcevalError
+from sdceval.core.errors import SdcevalError
 
 try:
     import tomllib

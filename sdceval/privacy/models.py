@@ -21,7 +21,7 @@ Models (Li & Li 2009 §2.2; SPEC §3)
     H with natural log (Machanavajjhala et al.).
 ``TCloseness(t, distance, ground)``
     D(P_i, Q) ≤ t.  ``distance="js"``: Jensen–Shannon divergence, natural log (what Li &
-    Li used; `sdceval.measures.divergence.js_divergence`).  ``distance="emd"`` (Li, Li &
+    Li used; `sdceval.core.divergence.js_divergence`).  ``distance="emd"`` (Li, Li &
     Venkatasubramanian 2007) with a ground distance:
     ``equal`` — every pair at distance 1: EMD = total variation ½ Σ|p − q|;
     ``ordered`` — |i − j| / (S − 1) between codes i, j (numeric/ordinal sensitive):
@@ -50,8 +50,10 @@ import math
 
 import numpy as np
 
-from .errors import SdcevalError, suggest
-from .hierarchy import Hierarchy
+from sdceval.core.divergence import js_divergence
+from sdceval.core.divergence import normalize
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.hierarchy import Hierarchy
 
 # tolerance for comparing an achieved level with a threshold given as a decimal
 # (ℓ = 4.1 must accept a class with n/max = 4.1 computed in floating point)
@@ -61,14 +63,6 @@ MODELS = ("k", "l", "t", "delta")
 L_VARIANTS = ("probabilistic", "distinct", "entropy")
 DISTANCES = ("emd", "js")
 GROUNDS = ("auto", "equal", "ordered", "hierarchical")
-
-
-def normalize(counts: np.ndarray) -> np.ndarray:
-    """Rows of ``counts`` as distributions (`sdceval.measures.divergence.normalize`)."""
-    # imported here, not at module level: importing sdceval.measures registers the
-    # privacy checks, which import this module (a cycle at import time)
-    from .measures.divergence import normalize as _normalize
-    return _normalize(counts)
 
 
 def table_distribution(codes: np.ndarray, n_values: int) -> np.ndarray:
@@ -248,7 +242,6 @@ class TCloseness(PrivacyModel):
         p = normalize(counts)
         q = np.asarray(table_dist, dtype=np.float64)
         if self.distance == "js":
-            from .measures.divergence import js_divergence  # see `normalize`
             return np.asarray(js_divergence(p, q[None, :]), dtype=np.float64)
         d = p - q[None, :]
         if self.ground == "equal":

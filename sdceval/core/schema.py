@@ -12,8 +12,8 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from .errors import SdcevalError, suggest
-from .hierarchy import Hierarchy
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.hierarchy import Hierarchy
 
 ROLES = ("qi", "sensitive", "numeric", "label", "ignore")
 KINDS = ("numeric", "categorical")

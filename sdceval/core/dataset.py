@@ -1,0 +1,164 @@
+"""A data set: a DataFrame plus a `Schema`, validated once, integer-coded once.
+
+Loading (bundled data sets, users' files) is `sdceval.core.loaders`.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.schema import Schema
+
+
+class Dataset:
+    """A validated table with a schema.
+
+    The caller's frame is copied and never modified.  Columns used by a role are checked
+    here (missing values, numeric kind for ``numeric`` columns, hierarchy coverage for
+    QIs), so methods and measures can trust them.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    schema : Schema
+    name : str
+    """
+
+    def __init__(self, frame: pd.DataFrame, schema: Schema, name: str = "data"):
+        if not isinstance(frame, pd.DataFrame):
+            raise SdcevalError(f"data set {name!r}: expected a pandas DataFrame")
+        if len(frame) == 0:
+            raise SdcevalError(f"data set {name!r} has no records (empty file?)")
+        if len(frame) < 2:
+            raise SdcevalError(
+                f"data set {name!r} has a single record; disclosure control needs at least 2")
+        self.name = name
+        self.schema = schema
+        self._frame = frame.reset_index(drop=True).copy()
+        used = [c.name for c in schema.columns if c.role != "ignore"]
+        for c in used:
+            if c not in self._frame.columns:
+                raise SdcevalError(f"data set {name!r}: schema column {c!r} is not in the data."
+                                   f"{suggest(c, self._frame.columns)}")
+        na = self._frame[used].isna().sum()
+        na = na[na > 0]
+        if len(na):
+            cols = ", ".join(f"{c!r} ({n} missing)" for c, n in na.items())
+            raise SdcevalError(
+                f"data set {name!r}: missing values in {cols}; drop or impute those records "
+                "first (e.g. frame.dropna(subset=[...])), sdceval does not guess them")
+        for c in schema.numeric:
+            if not pd.api.types.is_numeric_dtype(self._frame[c]) or \
+                    pd.api.types.is_bool_dtype(self._frame[c]):
+                bad = pd.to_numeric(self._frame[c], errors="coerce").isna()
+                example = self._frame[c][bad].iloc[0] if bad.any() else self._frame[c].iloc[0]
+                raise SdcevalError(
+                    f"column {c!r} has role 'numeric' but holds non-numeric values "
+                    f"(e.g. {example!r}); give it role 'qi'/'ignore' or convert it to numbers")
+            if not np.isfinite(self._frame[c].to_numpy(float)).all():
+                raise SdcevalError(f"column {c!r} holds infinite values")
+        for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
+            self.codes(c)  # validates hierarchy coverage now, not deep inside a method
+
+    # -- views ----------------------------------------------------------------------
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The data (a private copy; treat as read-only)."""
+        return self._frame
+
+    @property
+    def n(self) -> int:
+        return len(self._frame)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        s = self.schema
+        return (f"Dataset({self.name!r}, n={self.n}, numeric={len(s.numeric)}, "
+                f"qi={s.qis}, sensitive={s.sensitive!r})")
+
+    @cached_property
+    def _numeric(self) -> np.ndarray:
+        x = self._frame[self.schema.numeric].to_numpy(dtype=np.float64, copy=True)
+        x.setflags(write=False)
+        return x
+
+    def numeric_matrix(self, who: str | None = None, require_variance: bool = False
+                       ) -> np.ndarray:
+        """The ``numeric``-role columns as a read-only float64 (n, m) array.
+
+        ``who`` names the method/measure asking, for the error when there are no numeric
+        columns; ``require_variance`` rejects constant columns (e.g. for z-scoring).
+        """
+        if not self.schema.numeric:
+            raise SdcevalError(
+                f"{who or 'this operation'} needs numeric attributes but data set "
+                f"{self.name!r} has none with role 'numeric'; pass --numeric COLS or a schema")
+        x = self._numeric
+        if require_variance:
+            const = [c for c, sd in zip(self.schema.numeric, x.std(axis=0)) if sd == 0]
+            if const:
+                raise SdcevalError(
+                    f"{who or 'this operation'}: column(s) {', '.join(map(repr, const))} are "
+                    "constant (zero variance); drop them or give them role 'ignore'")
+        return x
+
+    def hierarchy(self, column: str) -> Hierarchy:
+        """The column's hierarchy; numeric QIs without one get an interval hierarchy."""
+        return self._hierarchies[column]
+
+    @cached_property
+    def _hierarchies(self) -> dict:
+        return _HierarchyCache(self)
+
+    def codes(self, column: str) -> np.ndarray:
+        """Integer codes of a QI or the sensitive column (leaf codes of its hierarchy,
+        or ranks among the sorted distinct values).  Computed once."""
+        return self._codes[column]
+
+    def domain(self, column: str) -> np.ndarray:
+        """Labels of the codes of ``column`` (index = code)."""
+        return self.hierarchy(column).leaves
+
+    @cached_property
+    def _codes(self) -> dict:
+        return _CodeCache(self)
+
+
+class _HierarchyCache(dict):
+    def __init__(self, ds: Dataset):
+        super().__init__()
+        self.ds = ds
+
+    def __missing__(self, col):
+        ds = self.ds
+        if col not in ds.schema:
+            raise SdcevalError(f"unknown column {col!r}.{suggest(col, ds.frame.columns)}")
+        spec = ds.schema[col]
+        values = ds.frame[col]
+        if spec.hierarchy is not None:
+            h = spec.hierarchy
+        elif spec.kind == "numeric":
+            h = Hierarchy.auto_intervals(values.to_numpy(float), name=col)
+        else:
+            h = Hierarchy.flat(sorted(pd.unique(values.astype(str))), name=col)
+        self[col] = h
+        return h
+
+
+class _CodeCache(dict):
+    def __init__(self, ds: Dataset):
+        super().__init__()
+        self.ds = ds
+
+    def __missing__(self, col):
+        h = self.ds.hierarchy(col)
+        codes = h.encode(self.ds.frame[col], column=col)
+        codes.setflags(write=False)
+        self[col] = codes
+        return codes
