@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from sdceval.core import threads
 from sdceval.core.errors import SdcevalError, suggest, unknown
 from sdceval.core.measurement import Measurement
 from sdceval.core.rng import check_random_state
@@ -181,7 +182,8 @@ class MethodSpec:
         """Run the method: ``Release = method(dataset, **params, seed=Generator)``."""
         resolved = self.resolve(params, dataset.n)
         rng = check_random_state(seed)
-        release = self.func(dataset, seed=rng, **resolved)
+        with threads.limited():
+            release = self.func(dataset, seed=rng, **resolved)
         release.method = self.name
         release.params = {**resolved,
                           **({"seed": seed} if isinstance(seed, (int, type(None))) else {})}
@@ -206,7 +208,8 @@ class MeasureSpec:
 
     def evaluate(self, dataset, release: Release, params: dict | None = None) -> Measurement:
         resolved = self.resolve(params)
-        m = self.func(dataset, release, **resolved)
+        with threads.limited():
+            m = self.func(dataset, release, **resolved)
         m.measure = self.name
         return m
 

@@ -50,6 +50,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
+from sdceval.core import threads
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
@@ -94,7 +95,7 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     # so ties cost nothing and a release of n equal rows is not an O(n²) ball count
     uy, counts = np.unique(ry, axis=0, return_counts=True)
     tree = cKDTree(uy)
-    dist, nearest = tree.query(rx, k=1, workers=-1)
+    dist, nearest = tree.query(rx, k=1, workers=threads.workers())
     radius = dist * (1 + 8 * np.finfo(np.float64).eps)
     own = np.sqrt(((rx - ry) ** 2).sum(axis=1))
     correct = own <= radius
@@ -102,13 +103,13 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     idx = np.flatnonzero(correct)
     if len(idx):
         # ties are only needed for correct links; a ball of the minimal radius is cheap
-        n_distinct = tree.query_ball_point(rx[idx], radius[idx], workers=-1,
+        n_distinct = tree.query_ball_point(rx[idx], radius[idx], workers=threads.workers(),
                                            return_length=True)
         one = n_distinct <= 1
         ties[idx[one]] = counts[nearest[idx[one]]]
         hard = idx[~one]  # distinct released rows at the same distance: rare
         if len(hard):
-            hits = tree.query_ball_point(rx[hard], radius[hard], workers=-1)
+            hits = tree.query_ball_point(rx[hard], radius[hard], workers=threads.workers())
             lens = np.fromiter(map(len, hits), dtype=np.int64, count=len(hits))
             flat = np.concatenate(hits).astype(np.int64)
             ties[hard] = np.add.reduceat(counts[flat], np.r_[0, np.cumsum(lens)[:-1]])
