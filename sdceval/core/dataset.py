@@ -28,6 +28,12 @@ class Dataset:
     name : str
     """
 
+    #: files the data set was read from (data, schema, hierarchies): outputs never
+    #: overwrite them.  Set by the loaders.
+    input_files: tuple = ()
+    #: one-line notes for the user (e.g. the roles inferred when none were given)
+    messages: tuple = ()
+
     def __init__(self, frame: pd.DataFrame, schema: Schema, name: str = "data"):
         if not isinstance(frame, pd.DataFrame):
             raise SdcevalError(f"data set {name!r}: expected a pandas DataFrame")

@@ -137,12 +137,13 @@ def read_schema_file(path) -> Mapping:
 
 
 def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeric=None,
-                 label=None) -> Dataset:
+                 label=None, passthrough=None) -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
     be changed the same way."""
     overrides = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric,
-                                       label=label).items() if v is not None}
+                                       label=label, passthrough=passthrough).items()
+                 if v is not None}
     if data in BUNDLED and not Path(data).exists():
         ds = load_dataset(data)
         if schema_file is None and not overrides:
@@ -153,7 +154,7 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
         # roles not named keep the bundled schema's; hierarchies from the file add to
         # (or replace) the bundled ones
         merged = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
-                  "label": old.label, **spec,
+                  "label": old.label, "passthrough": old.passthrough, **spec,
                   "hierarchies": {**{c.name: c.hierarchy for c in old.columns
                                      if c.hierarchy is not None},
                                   **dict(spec.get("hierarchies", {}))}}

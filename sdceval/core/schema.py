@@ -1,8 +1,9 @@
 """Column roles of a data set (SPEC §1).
 
 Roles: ``qi`` (quasi-identifier), ``sensitive``, ``numeric`` (attribute masked by the
-perturbative methods), ``label`` (class attribute for the classification metric) and
-``ignore``.  Kind is ``numeric`` or ``categorical``; a QI may carry a `Hierarchy`.
+perturbative methods), ``label`` (class attribute for the classification metric),
+``passthrough`` (published unchanged beside what the method protects, only because the
+user asked for it) and ``ignore`` (never published).  Kind is ``numeric`` or ``categorical``; a QI may carry a `Hierarchy`.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import Hierarchy
 
-ROLES = ("qi", "sensitive", "numeric", "label", "ignore")
+ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore")
 KINDS = ("numeric", "categorical")
 
 
@@ -70,6 +71,11 @@ class Schema:
         return self.names("numeric")
 
     @property
+    def passthrough(self) -> list[str]:
+        """Columns the user asked to publish unchanged (they are not protected)."""
+        return self.names("passthrough")
+
+    @property
     def sensitive(self) -> str | None:
         s = self.names("sensitive")
         return s[0] if s else None
@@ -104,14 +110,16 @@ class Schema:
     def from_roles(cls, frame: pd.DataFrame, *, qi: Iterable[str] = (),
                    sensitive: str | None = None, numeric: Iterable[str] = (),
                    label: str | None = None, hierarchies: Mapping[str, Hierarchy] | None = None,
-                   kinds: Mapping[str, str] | None = None) -> "Schema":
+                   kinds: Mapping[str, str] | None = None,
+                   passthrough: Iterable[str] = ()) -> "Schema":
         """Build a schema from role lists; unnamed columns are ignored.  Kind is inferred
         from the dtype unless given in ``kinds``."""
         hierarchies = dict(hierarchies or {})
         kinds = dict(kinds or {})
         roles: dict[str, str] = {}
         given = [("qi", list(qi)), ("sensitive", [sensitive] if sensitive else []),
-                 ("numeric", list(numeric)), ("label", [label] if label else [])]
+                 ("numeric", list(numeric)), ("label", [label] if label else []),
+                 ("passthrough", list(passthrough))]
         for role, names in given:
             for n in names:
                 if n not in frame.columns:
@@ -143,12 +151,13 @@ class Schema:
             sensitive = "occupation"
             numeric = []
             label = "income"
+            passthrough = ["region"]              # published unchanged, on request
             [hierarchies]
             age = "hierarchies/age.csv"          # or {file = "...", numeric = true}
             [kinds]
             zip = "categorical"
         """
-        known = {"qi", "sensitive", "numeric", "label", "hierarchies", "kinds"}
+        known = {"qi", "sensitive", "numeric", "label", "passthrough", "hierarchies", "kinds"}
         extra = set(spec) - known
         if extra:
             k = sorted(extra)[0]
@@ -171,4 +180,5 @@ class Schema:
             hierarchies[col] = Hierarchy.from_csv(path, name=col, numeric=bool(numeric))
         return cls.from_roles(frame, qi=spec.get("qi", ()), sensitive=spec.get("sensitive"),
                               numeric=spec.get("numeric", ()), label=spec.get("label"),
-                              hierarchies=hierarchies, kinds=kinds)
+                              hierarchies=hierarchies, kinds=kinds,
+                              passthrough=spec.get("passthrough", ()))
