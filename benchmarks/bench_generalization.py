@@ -4,17 +4,21 @@ Run: python benchmarks/bench_generalization.py
 Prints, for a few lattice nodes of Adult (45 222 records x 6 QIs): the grouping pass
 (`node_classes`), the whole node with suppression and cells (`evaluate_node`), the same
 on the distinct rows, the published release (`node_release`) and GLM; then the k-search
-(`generalization` with k) and an exhaustive pass over all 1792 nodes' classes.
+(`generalization` with k) and an exhaustive pass over all 1792 nodes' classes.  Last, the
+k-search on synthetic numeric QIs (automatic 6-level hierarchies) near the lattice bound
+`MAX_LATTICE_NODES`, and the time to refuse a lattice above it (9 QIs).
 """
 import time
 
 import numpy as np
+import pandas as pd
 
 import sdceval
+from sdceval import Dataset, Schema, SdcevalError
 from sdceval.measures.information_loss import glm_per_record
-from sdceval.methods.generalization import (distinct_rows, evaluate_node, lattice_size,
-                                            node_classes, node_release, nodes_at_height,
-                                            qi_heights)
+from sdceval.methods.generalization import (MAX_LATTICE_NODES, distinct_rows, evaluate_node,
+                                            lattice_size, min_k_node, node_classes,
+                                            node_release, nodes_at_height, qi_heights)
 
 TARGET_MS = 50.0
 
@@ -63,3 +67,19 @@ if __name__ == "__main__":
     print(f"all {count} nodes' classes on distinct rows: {dt:5.2f} s "
           f"({dt / count * 1e3:.2f} ms per node)")
     assert count == lattice_size(ds) and np.isfinite(dt)
+
+    print(f"\nlattice bound MAX_LATTICE_NODES = {MAX_LATTICE_NODES:,}")
+    for n_qis, n in [(5, 2000), (6, 2000), (6, 20000), (9, 2000)]:
+        rng = np.random.default_rng(0)
+        frame = pd.DataFrame({f"x{i}": rng.normal(0, 1, n).round(3) for i in range(n_qis)})
+        frame["s"] = rng.choice(list("abc"), n)
+        wide = Dataset(frame, Schema.from_roles(frame, qi=list(frame.columns[:n_qis]),
+                                                sensitive="s"))
+        t0 = time.perf_counter()
+        try:
+            _, info = min_k_node(wide, 5, 0.01, progress=False)
+            outcome = f"{info['nodes_evaluated']} nodes evaluated"
+        except SdcevalError:
+            outcome = "refused"
+        print(f"{n_qis} numeric QIs, {n} records, lattice {lattice_size(wide):,} nodes: "
+              f"k=5 search {time.perf_counter() - t0:6.2f} s ({outcome})")

@@ -13,7 +13,7 @@ if __name__ == "__main__":
     ds = load_dataset("adult")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        res = run_tradeoff(ds, models=["k", "l", "t", "delta"], method="generalization",
+        res = run_tradeoff(ds, models=["k", "l", "t", "delta"], method="mondrian",
                            measures=["p_loss", "u_loss"], out=tmp, workers=2)
         dt = time.perf_counter() - t0
     print(res)

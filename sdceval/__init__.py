@@ -10,25 +10,55 @@ then comparison (bisection to a common risk, ranking, frontiers).
 """
 from __future__ import annotations
 
-from sdceval.core.dataset import Dataset
-from sdceval.core.loaders import load_dataset, open_dataset
-from sdceval.core.errors import SdcevalError
-from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.measurement import Measurement
-from sdceval.catalog import get_measure, get_method
-from sdceval.core.release import Release
-from sdceval.core.schema import Schema
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+# The public names are imported on first use (PEP 562), not with the package: importing
+# pandas, scipy and every method and measure costs seconds, which `sdceval --help` (the
+# CLI lives in this package) must not pay.  ``from sdceval import Dataset`` works as
+# before.
+_EXPORTS = {
+    "Dataset": "sdceval.core.dataset", "Schema": "sdceval.core.schema",
+    "Hierarchy": "sdceval.core.hierarchy", "Release": "sdceval.core.release",
+    "Measurement": "sdceval.core.measurement", "SdcevalError": "sdceval.core.errors",
+    "load_dataset": "sdceval.core.loaders", "open_dataset": "sdceval.core.loaders",
+    "get_method": "sdceval.catalog", "get_measure": "sdceval.catalog",
+}
 
-def anonymize(dataset: Dataset, method: str, seed=0, **params) -> Release:
+if TYPE_CHECKING:  # pragma: no cover
+    from sdceval.catalog import get_measure, get_method
+    from sdceval.core.dataset import Dataset
+    from sdceval.core.errors import SdcevalError
+    from sdceval.core.hierarchy import Hierarchy
+    from sdceval.core.loaders import load_dataset, open_dataset
+    from sdceval.core.measurement import Measurement
+    from sdceval.core.release import Release
+    from sdceval.core.schema import Schema
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sdceval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+def anonymize(dataset: "Dataset", method: str, seed=0, **params) -> "Release":
     """Apply a registered method: ``anonymize(ds, "mdav", k=5)``."""
+    from sdceval.catalog import get_method
     return get_method(method).apply(dataset, params, seed=seed)
 
 
-def evaluate(dataset: Dataset, release: Release, measure: str, **params) -> Measurement:
+def evaluate(dataset: "Dataset", release: "Release", measure: str, **params) -> "Measurement":
     """Evaluate a registered measure: ``evaluate(ds, rel, "propensity", model="quadratic")``."""
+    from sdceval.catalog import get_measure
     return get_measure(measure).evaluate(dataset, release, params)
 
 

@@ -3,36 +3,97 @@
 ``sdceval compare`` with no options runs the main job on the bundled ``census`` data:
 MDAV, correlated noise, multiplicative noise and rank swapping matched to the linkage
 risk of ``mdav:k=5``, ranked by propensity and EMD utility.
+
+The process (exit codes, signals, output order):
+
+- exit 0 on success, 2 on a usage or input error (one line naming the fix), 130 on
+  Ctrl-C (SIGINT), 143 on SIGTERM, 141 when stdout is a closed pipe (``| head``), the
+  codes a shell reports for a process ended by those signals.
+- SIGTERM is turned into an exception, like Ctrl-C, so every ``finally`` block runs:
+  partial output files are removed (`sdceval.core.fileio`), worker processes are killed
+  (`sdceval.experiments.executor`); child processes still alive afterwards are
+  terminated.  One exception: inside a method or measure running on more than one
+  thread (`sdceval.core.threads.parallel_native`), scipy's ``workers=`` threads keep
+  running native code that unwinding would pull memory from under (the segfault of
+  ``cKDTree.query`` on Ctrl-C), so the process ends there and then with ``os._exit``
+  (no file is being written and no executor runs inside a method or measure); the same
+  if helper threads are still alive after the clean-up.  A second signal during the
+  clean-up exits at once, after removing partial files.
+- result files are written before anything is printed on stdout, so ``| head`` never
+  loses them.
+- heavy libraries (pandas, scikit-learn, POT, matplotlib) are imported by the commands
+  that use them, so ``sdceval --help`` and ``sdceval list`` start fast.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
-import pandas as pd
-
-from sdceval import __version__
-from sdceval.core.loaders import BUNDLED, open_dataset
+from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
-from sdceval.core.fileio import protect, write_csv, write_json
-from sdceval.catalog import MEASURES, METHODS, get_measure, get_method
-from sdceval.core.registry import parse_assignments
+
+BUNDLED_NAMES = ("census", "eia", "adult", "adult-train")  # checked against the loaders
+EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that
+    clean-up code written for an interrupt runs for both."""
 
 
 # -- shared options ----------------------------------------------------------------
-def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census") -> None:
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Shows every option's default (``(default: ...)``) unless it has none to show."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if ("default" in text or not action.option_strings or d is None or d is False
+                or d == [] or d is argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def _add_common_options(p: argparse.ArgumentParser, top: bool) -> None:
+    """``--threads`` and ``--quiet``, accepted before or after the command (the
+    command's copies default to SUPPRESS so that they do not undo the top-level one)."""
+    keep = {} if top else {"default": argparse.SUPPRESS}
+    p.add_argument("--threads", type=int, metavar="N", **({"default": None} if top else keep),
+                   help="CPU threads sdceval may use, shared by worker processes "
+                        f"(0 = all cores) (default: ${threads.ENV} if set, else "
+                        f"{threads.DEFAULT})")
+    p.add_argument("-q", "--quiet", action="store_true", **keep,
+                   help="no progress messages or notes on stderr")
+
+
+def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census",
+                      keep: bool = False) -> None:
     g = p.add_argument_group("data")
     g.add_argument("--data", default=default, required=default is None,
-                   help="bundled data set (%s) or a CSV/Parquet file" % ", ".join(BUNDLED)
-                   + (f"; default {default}" if default else ""))
-    g.add_argument("--schema", help="TOML file with column roles and hierarchies")
-    g.add_argument("--qi", help="comma-separated quasi-identifier columns")
-    g.add_argument("--sensitive", help="sensitive column")
-    g.add_argument("--numeric", help="comma-separated numeric columns (perturbative methods)")
-    g.add_argument("--label", help="class label column (for the classification metric)")
+                   help="bundled data set (%s) or a CSV/Parquet file"
+                        % ", ".join(BUNDLED_NAMES))
+    roles = " (default: the schema's; for a bundled data set its own roles)"
+    g.add_argument("--schema", help="TOML file with column roles and hierarchies (see "
+                                    "README, 'Your own data') (default: none: roles from "
+                                    "the options below, or inferred from the data)")
+    g.add_argument("--qi", help="comma-separated quasi-identifier columns" + roles)
+    g.add_argument("--sensitive", help="sensitive column" + roles)
+    g.add_argument("--numeric", help="comma-separated numeric columns (perturbative "
+                                     "methods)" + roles)
+    g.add_argument("--label", help="class label column (for the classification metric)"
+                                   + roles)
+    if keep:
+        g.add_argument("--keep", metavar="COLS",
+                       help="comma-separated columns to publish unchanged beside what the "
+                            "method protects (role passthrough); every other column is "
+                            "dropped from the release (default: none)")
 
 
 def _split(text):
@@ -40,10 +101,18 @@ def _split(text):
 
 
 def _dataset(args):
+    """Open the data set of the data options, protect every file it was read from
+    against being overwritten, and print its notes (e.g. the roles inferred)."""
+    from sdceval.core.fileio import protect
+    from sdceval.core.loaders import open_dataset
     protect(args.data if Path(args.data).exists() else None, args.schema)
-    return open_dataset(args.data, schema_file=args.schema, qi=_split(args.qi),
-                        sensitive=args.sensitive, numeric=_split(args.numeric),
-                        label=args.label)
+    ds = open_dataset(args.data, schema_file=args.schema, qi=_split(args.qi),
+                      sensitive=args.sensitive, numeric=_split(args.numeric),
+                      label=args.label, passthrough=_split(getattr(args, "keep", None)))
+    protect(*ds.input_files)
+    for note in ds.messages:
+        _say(args, f"note: {note}")
+    return ds
 
 
 def _say(args, msg: str) -> None:
@@ -51,7 +120,7 @@ def _say(args, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def _fmt_table(df: pd.DataFrame) -> str:
+def _fmt_table(df) -> str:
     def fmt(v):
         if isinstance(v, float):
             return f"{v:.4g}"
@@ -60,9 +129,38 @@ def _fmt_table(df: pd.DataFrame) -> str:
                                                  if df[c].dtype == float})
 
 
+def _plain(v):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v
+
+
 # -- commands ----------------------------------------------------------------------
+def direction_words(spec) -> str:
+    """What a larger value of a measure means, in words (``sdceval list measures``),
+    from its registered ``direction`` and category.
+
+    linkage_risk is a distance (records far from their originals are hard to link), so
+    larger means less risk; utility and information-loss measures are losses; privacy
+    checks report the model's parameter the release attains (larger k or ℓ means more
+    protection, larger t or δ less)."""
+    lower_better = spec.direction == "lower_is_better"
+    if spec.category == "risk":
+        if lower_better:
+            return "larger = more risk"
+        return ("larger distance = less risk" if "distance" in spec.description
+                else "larger = less risk")
+    if spec.category in ("utility", "information_loss"):
+        return f"larger = {'more' if lower_better else 'less'} loss"
+    if spec.category == "privacy":
+        return f"larger = {'less' if lower_better else 'more'} protection"
+    return "smaller = better" if lower_better else "larger = better"
+
+
 def cmd_list(args) -> int:
+    # each list imports only its own plugins (the measures load more of scipy)
     if args.what == "methods":
+        import sdceval.methods  # noqa: F401  (registers the methods)
+        from sdceval.core.registry import METHODS
         for spec in METHODS.all():
             print(f"{spec.name:22s} [{spec.family}{', random' if spec.random else ''}] "
                   f"{spec.description}")
@@ -81,88 +179,131 @@ def cmd_list(args) -> int:
                       f"{p.default!s:8s} {p.description}"
                       + (f" ({'; '.join(extra)})" if extra else ""))
     elif args.what == "measures":
+        import sdceval.measures  # noqa: F401  (registers the measures)
+        from sdceval.core.registry import MEASURES
         for spec in MEASURES.all():
-            direction = "larger = worse" if spec.larger_is_worse else "larger = better"
-            print(f"{spec.name:20s} [{spec.category}; {direction}] {spec.description}")
+            print(f"{spec.name:20s} [{spec.category}; {direction_words(spec)}] "
+                  f"{spec.description}")
             for p in spec.params:
                 print(f"    {p.name:18s} {p.type.__name__:5s} {p.describe_bounds():18s} "
                       f"default {p.default!s:8s} {p.description}")
     else:
+        from sdceval.core.loaders import BUNDLED
         for info in BUNDLED.values():
             print(f"{info.name:12s} {info.description}")
     return 0
 
 
 def cmd_anonymize(args) -> int:
+    from sdceval.catalog import get_method
+    from sdceval.core.fileio import write_csv
+    from sdceval.core.registry import parse_assignments
     ds = _dataset(args)
     spec = get_method(args.method)
     params = parse_assignments(args.param)
     t0 = time.perf_counter()
     rel = spec.apply(ds, params, seed=args.seed)
     dt = time.perf_counter() - t0
-    out = write_csv(rel.data, args.out)
     summary = rel.summary()
-    shown = {k: v for k, v in rel.params.items() if k in params or k == spec.tunable_for(
-        rel.params).name}
+    shown = {k: _plain(v) for k, v in rel.params.items()
+             if k in params or k == spec.tunable_for(rel.params).name}
     _say(args, f"{spec.name} {shown} on {ds.name} ({ds.n} records) in {dt:.2f} s"
          + (f"; {summary['classes']} classes" if "classes" in summary else "")
          + (f"; {summary['suppressed']} suppressed" if summary.get("suppressed") else ""))
+    if rel.dropped:
+        _say(args, f"dropped {len(rel.dropped)} column(s) that {spec.name} does not protect: "
+                   f"{', '.join(map(str, rel.dropped))} (publish a column unchanged with "
+                   "--keep or 'passthrough' in the schema)")
     for w in rel.info.get("warnings", []):
         warnings.warn(w)  # main() prints each distinct warning once
+    _say(args, f"writing {args.out}")
+    out = write_csv(rel.data, args.out)
     _say(args, f"wrote {out}")
     return 0
 
 
 def cmd_evaluate(args) -> int:
+    from sdceval.catalog import get_measure
+    from sdceval.compare.ranking import parse_measure_list
+    from sdceval.core.fileio import protect, write_json
     from sdceval.core.release_io import read_release
     ds = _dataset(args)
     protect(args.release)
-    from sdceval.compare.ranking import parse_measure_list
     measures = parse_measure_list(args.measures)
     rel = read_release(ds, args.release)
-    rows = []
+    rows, lines = [], []
     for label, (name, params) in measures.items():
+        _say(args, f"measuring {label} ...")
         m = get_measure(name).evaluate(ds, rel, params)
         rows.append({**m.to_dict(), "label": label, "params": params})
-        print(f"{label:20s} {m.value:.6g}" + "".join(
-            f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={v}"
+        lines.append(f"{label:20s} {m.value:.6g}" + "".join(
+            f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={_plain(v)}"
             for k, v in m.details.items() if isinstance(v, (int, float, str))))
-    if args.out:
+    if args.out:  # the file first: a closed stdout must not lose it
         write_json({"data": ds.name, "release": str(args.release), "measurements": rows},
                    args.out, protected=[args.release])
         _say(args, f"wrote {args.out}")
+    print("\n".join(lines))
     return 0
 
 
 def cmd_compare(args) -> int:
-    from sdceval.compare.ranking import compare, parse_measure_list
+    from sdceval.compare.ranking import compare, parse_measure_list, parse_reference
+    from sdceval.core.fileio import write_csv, write_json
     from sdceval.experiments.plots import plot_risk_curves
     ds = _dataset(args)
     methods = _split(args.methods)
-    risk_name, risk_params = args.risk_measure, {}
-    if ":" in risk_name:
-        from sdceval.compare.ranking import parse_reference
-        risk_name, risk_params = parse_reference(risk_name)
+    risk_name, risk_params = parse_reference(args.risk_measure)
     t0 = time.perf_counter()
     comp = compare(ds, methods, target=args.target, risk=risk_name,
                    risk_params=risk_params, utilities=parse_measure_list(args.utility),
                    seed=args.seed, repeats=args.repeats, progress=lambda m: _say(args, m))
     dt = time.perf_counter() - t0
     table = comp.table()
+    out = Path(args.out)
+    files = [write_csv(table, out / "ranking.csv"), write_json(comp.to_dict(),
+                                                                out / "results.json"),
+             plot_risk_curves(comp, out / "risk_curves.png")]
+    _say(args, "wrote " + ", ".join(str(f) for f in files))
     print(f"\n{ds.name}: methods matched to {comp.risk_measure} = {comp.target:.4g}"
           + (f" (risk of {comp.reference})" if comp.reference else "") + f"; {dt:.1f} s")
     print(_fmt_table(table))
-    out = Path(args.out)
-    write_csv(table, out / "ranking.csv")
-    write_json(comp.to_dict(), out / "results.json")
-    plot_risk_curves(comp, out / "risk_curves.png")
-    _say(args, f"wrote {out / 'ranking.csv'}, {out / 'results.json'}, {out / 'risk_curves.png'}")
+    notes = comp.footnotes() if hasattr(comp, "footnotes") else []
+    if notes:
+        print("\n" + "\n".join(f"note: {n}" for n in notes))
     return 0
+
+
+def _protect_experiment_inputs(path, reduced: bool):
+    """The experiment file and every file its jobs read (data, schema, hierarchies);
+    returns the parsed file."""
+    from sdceval.core.fileio import protect
+    from sdceval.core.loaders import open_ref
+    from sdceval.experiments.spec import load_spec
+    protect(path)
+    spec = load_spec(path, reduced=reduced)
+    for job in spec.jobs:
+        ref = job.data_ref()
+        protect(*(v for k, v in ref.items() if k in ("data", "schema")
+                  and isinstance(v, str) and Path(v).exists()))
+        # opened here once (and cached for the serial executor) for its hierarchy files
+        protect(*open_ref(ref).input_files)
+    return spec
+
+
+def _note_worker_cap(args, workers: int) -> None:
+    procs, each = threads.per_worker(workers)
+    if procs < workers:
+        _say(args, f"note: {procs} worker process(es) x {each} thread(s) instead of "
+                   f"{workers}: the thread budget is {threads.budget()} (raise --threads / "
+                   f"{threads.ENV} to use more cores)")
 
 
 def cmd_run(args) -> int:
     from sdceval.experiments.runner import run_experiment
-    protect(args.file)
+    spec = _protect_experiment_inputs(args.file, args.reduced)
+    if (args.executor or spec.executor) != "serial" and not spec.scheduler:
+        _note_worker_cap(args, args.workers or spec.workers)
     result = run_experiment(args.file, out=args.out, executor=args.executor,
                             workers=args.workers, reduced=args.reduced,
                             progress=lambda m: _say(args, m))
@@ -171,6 +312,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_hierarchy(args) -> int:
+    from sdceval.core.loaders import open_dataset
     ds = open_dataset(args.dataset)
     if args.column not in ds.frame.columns:
         from sdceval.core.errors import suggest
@@ -180,7 +322,8 @@ def cmd_hierarchy(args) -> int:
     if args.action == "export":
         if not args.out:
             raise SdcevalError("hierarchy export needs --out FILE")
-        from sdceval.core.fileio import atomic_write
+        from sdceval.core.fileio import atomic_write, protect
+        protect(*ds.input_files)
         atomic_write(args.out, lambda p: h.to_csv(p))
         _say(args, f"wrote {args.out}")
         return 0
@@ -193,111 +336,282 @@ def cmd_hierarchy(args) -> int:
 def cmd_tradeoff(args) -> int:
     from sdceval.experiments.tradeoff import run_tradeoff
     ds = _dataset(args)
+    _note_worker_cap(args, args.workers)
     result = run_tradeoff(ds, models=_split(args.models), method=args.method,
                           seed=args.seed, out=args.out, grids=args.grid,
                           measures=_split(args.measures), workers=args.workers,
                           progress=lambda m: _say(args, m))
-    print(result)
     _say(args, "wrote " + ", ".join(str(f) for f in result.files))
+    print(result)
     return 0
 
 
 # -- parser ------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sdceval", description=__doc__.split("\n\n")[0])
+    from sdceval import __version__
+    p = argparse.ArgumentParser(
+        prog="sdceval", formatter_class=_HelpFormatter,
+        description="Anonymize microdata, measure disclosure risk and utility loss, and "
+                    "compare methods at equal risk.  'sdceval compare' alone runs the "
+                    "main job on the bundled Census data.",
+        epilog=f"environment: {threads.ENV}=N sets the thread budget (like --threads).\n"
+               "exit codes: 0 done, 2 bad input (the message names the fix), "
+               "130 Ctrl-C, 141 output pipe closed, 143 SIGTERM.")
     p.add_argument("--version", action="version", version=f"sdceval {__version__}")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    sub = p.add_subparsers(dest="command", required=True)
+    _add_common_options(p, top=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("list", help="list methods, measures or bundled data sets")
-    s.add_argument("what", choices=["methods", "measures", "datasets"])
-    s.set_defaults(func=cmd_list)
+    def command(name, help_text, func):
+        s = sub.add_parser(name, help=help_text, description=help_text,
+                           formatter_class=_HelpFormatter)
+        _add_common_options(s, top=False)
+        s.set_defaults(func=func)
+        return s
 
-    s = sub.add_parser("anonymize", help="apply one method and write the release")
-    _add_data_options(s)
+    s = command("list", "list methods, measures or bundled data sets", cmd_list)
+    s.add_argument("what", choices=["methods", "measures", "datasets"],
+                   help="what to list")
+
+    s = command("anonymize", "apply one method and write the release", cmd_anonymize)
+    _add_data_options(s, keep=True)
     s.add_argument("--method", required=True, help="method name (sdceval list methods)")
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="method parameter, repeatable (e.g. --param k=5)")
-    s.add_argument("--seed", type=int, default=0)
+                   help="method parameter, repeatable (e.g. --param k=5); "
+                        "default: the method's defaults")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--out", required=True, help="output CSV (never an input file)")
-    s.set_defaults(func=cmd_anonymize)
 
-    s = sub.add_parser("evaluate", help="measure a release against the original")
+    s = command("evaluate", "measure a release against the original", cmd_evaluate)
     _add_data_options(s)
     s.add_argument("--release", required=True, help="release CSV written by anonymize")
     s.add_argument("--measures", default="linkage_risk,propensity,emd",
                    help="comma-separated measures, parameters after a colon "
                         "(e.g. propensity:model=linear,emd)")
-    s.add_argument("--out", help="write the measurements as JSON")
-    s.set_defaults(func=cmd_evaluate)
+    s.add_argument("--out", help="write the measurements as JSON (default: not written)")
 
-    s = sub.add_parser("compare", help="match methods to one risk level, rank utilities")
+    s = command("compare", "match methods to one risk level, rank utilities", cmd_compare)
     _add_data_options(s)
-    s.add_argument("--methods", default="mdav,noise,rank_swap,multiplicative_noise")
+    s.add_argument("--methods", default="mdav,noise,rank_swap,multiplicative_noise",
+                   help="comma-separated methods to match and rank")
     s.add_argument("--risk-measure", default="linkage_risk",
                    help="risk measure, parameters after a colon "
                         "(e.g. linkage_risk:aggregate=mean)")
     s.add_argument("--target", default="mdav:k=5",
-                   help="target risk: a number or a reference method:param=value")
+                   help="target risk: a number on the risk measure's scale, or a reference "
+                        "method:param=value whose risk is the target")
     s.add_argument("--utility", default="propensity,emd",
                    help="utility measures (comma-separated, parameters after a colon)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--repeats", type=int, default=1,
                    help="average risk and utility over this many seeds")
     s.add_argument("--out", default="out/compare", help="output folder")
-    s.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("run", help="run a declarative experiment file (TOML)")
-    s.add_argument("file")
-    s.add_argument("--out", help="output folder (overrides the file's)")
+    s = command("run", "run a declarative experiment file (TOML)", cmd_run)
+    s.add_argument("file", help="experiment file (e.g. experiments/domingo_ferrer_table1.toml)")
+    s.add_argument("--out", help="output folder (default: the file's 'output')")
     s.add_argument("--executor", choices=["serial", "processes", "dask"],
-                   help="overrides the file's executor")
-    s.add_argument("--workers", type=int, help="worker processes")
+                   help="where tasks run (default: the file's 'executor')")
+    s.add_argument("--workers", type=int,
+                   help="worker processes, at most the thread budget (default: the "
+                        "file's 'workers')")
     s.add_argument("--reduced", action="store_true",
                    help="run the file's reduced grid (for CI)")
-    s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("hierarchy", help="show or export a generalization hierarchy")
-    s.add_argument("action", choices=["show", "export"])
-    s.add_argument("dataset")
-    s.add_argument("column")
-    s.add_argument("--out")
-    s.set_defaults(func=cmd_hierarchy)
+    s = command("hierarchy", "show or export a generalization hierarchy", cmd_hierarchy)
+    s.add_argument("action", choices=["show", "export"], help="print it, or write it as CSV")
+    s.add_argument("dataset", help="bundled data set or data file")
+    s.add_argument("column", help="column whose hierarchy to show")
+    s.add_argument("--out", help="CSV file for export (ARX layout) (default: none; "
+                                 "required by export)")
 
-    s = sub.add_parser("tradeoff", help="P_loss / U_loss trade-off of privacy models "
-                                        "(Li & Li 2009)")
+    s = command("tradeoff", "P_loss / U_loss trade-off of privacy models (Li & Li 2009)",
+                cmd_tradeoff)
     _add_data_options(s, default="adult")
-    s.add_argument("--models", default="k,l,t,delta")
-    s.add_argument("--method", default="generalization",
-                   choices=["generalization", "bucketization", "both"])
+    s.add_argument("--models", default="k,l,t,delta",
+                   help="comma-separated privacy models (k, l, t, delta)")
+    s.add_argument("--method", default="mondrian",
+                   choices=["mondrian", "bucketization", "both"],
+                   help="how releases are made: mondrian (Li & Li's \"generalization\"), "
+                        "bucketization, or both")
     s.add_argument("--grid", action="append", default=[], metavar="MODEL=V1,V2,...",
-                   help="override a model's grid, e.g. --grid k=10,100")
+                   help="override a model's grid, e.g. --grid k=10,100 "
+                        "(default: each model's grid)")
     s.add_argument("--measures", default="p_loss,u_loss,query_error",
                    help="measures per release (parameters after a colon)")
-    s.add_argument("--workers", type=int, default=2, help="worker processes")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", default="out/tradeoff")
-    s.set_defaults(func=cmd_tradeoff)
+    s.add_argument("--workers", type=int, default=2,
+                   help="worker processes, at most the thread budget (--threads)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random steps")
+    s.add_argument("--out", default="out/tradeoff", help="output folder")
     return p
+
+
+# -- the process ---------------------------------------------------------------------
+def _children() -> list[int]:
+    """Process ids of this process's descendants (psutil when installed, else /proc)."""
+    try:
+        import psutil
+        return [c.pid for c in psutil.Process().children(recursive=True)]
+    except ImportError:
+        pass
+    parent: dict[int, int] = {}
+    for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    # the command name (2nd field) may hold spaces: parse after its ')'
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        kids = [pid for pid, pp in parent.items() if pp in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
+def _end_children(grace: float = 2.0) -> None:
+    """Terminate (then kill) every descendant still running after an interrupt: the
+    executors stop their workers, this is the net under them."""
+    # resource trackers (multiprocessing's, loky's) ignore SIGTERM by design and end by
+    # themselves when this process exits, after unlinking what workers left behind
+    pids = [pid for pid in _children() if "resource_tracker" not in _cmdline(pid)]
+    for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while pids and time.monotonic() < deadline:
+            for pid in list(pids):
+                try:  # reap our own children; others vanish when their parent exits
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        pids.remove(pid)
+                        continue
+                except ChildProcessError:
+                    pass
+                if not os.path.exists(f"/proc/{pid}") or _is_zombie(pid):
+                    pids.remove(pid)
+            time.sleep(0.05)
+        if not pids:
+            return
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _hard_exit(code: int) -> None:
+    """Leave now: no partial files, no children, buffered output flushed."""
+    from sdceval.core.fileio import remove_partial_files
+    remove_partial_files()
+    _end_children(grace=0.5)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+@contextmanager
+def _signal_handling():
+    """SIGTERM raises `Terminated`, SIGINT ``KeyboardInterrupt`` (unless the process
+    was started with SIGINT ignored, e.g. in the background); a second signal while the
+    first is being cleaned up exits at once.  Previous handlers are restored, so that
+    calling `main` from Python leaves the caller's handlers as they were."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    watched = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        watched.append(signal.SIGINT)
+    previous = {s: signal.getsignal(s) for s in watched}
+
+    def again(signum, frame):
+        _hard_exit(128 + signum)
+
+    def first(signum, frame):
+        for s in watched:
+            signal.signal(s, again)
+        if threads.parallel_native():
+            # native helper threads (e.g. cKDTree.query(workers=2)) would keep writing
+            # into memory that unwinding frees: leave without unwinding.  Inside a
+            # method or a measure no file is being written and no executor runs.
+            print("sdceval: error: " + ("terminated (SIGTERM)" if signum == signal.SIGTERM
+                                        else "interrupted"), file=sys.stderr)
+            _hard_exit(128 + signum)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    for s in watched:
+        signal.signal(s, first)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _silence_stdout() -> None:
+    """stdout is a closed pipe: point it at /dev/null so that the interpreter's last
+    flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    with warnings.catch_warnings(record=True) as caught:
+    threads_before = set(threading.enumerate())
+    quiet_before = os.environ.get("SDCEVAL_QUIET")
+    error = None
+    with warnings.catch_warnings(record=True) as caught, _signal_handling():
         warnings.simplefilter("always")
         try:
-            code = args.func(args)
+            import numpy as np
+            # messages are built from numpy values in many places: print them as the
+            # values they are ('A', 1.5), not as np.str_('A') / np.float64(1.5)
+            with np.printoptions(legacy="1.25"):
+                if args.threads is not None:
+                    threads.set_budget(args.threads)
+                threads.budget()  # a bad SDCEVAL_THREADS is an error before any work
+                if args.quiet:  # read by the progress bars of long searches, in workers too
+                    os.environ["SDCEVAL_QUIET"] = "1"
+                code = args.func(args)
+                sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except SdcevalError as exc:
-            code, error = 2, exc
+            code, error = EXIT_ERROR, exc
+        except Terminated:
+            code, error = EXIT_SIGTERM, "terminated (SIGTERM)"
         except KeyboardInterrupt:
-            code, error = 130, "interrupted"
-        except BrokenPipeError:  # output piped into e.g. `head`: not an error
-            import os
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            code, error = 0, None
-        else:
-            error = None
+            code, error = EXIT_SIGINT, "interrupted"
+        except BrokenPipeError:  # piped into e.g. `head`: files are already written
+            _silence_stdout()
+            code = EXIT_SIGPIPE
+        finally:  # leave a calling Python process as it was
+            if args.threads is not None:
+                threads.set_budget(None)
+            if quiet_before is None:
+                os.environ.pop("SDCEVAL_QUIET", None)
+            else:
+                os.environ["SDCEVAL_QUIET"] = quiet_before
     seen = set()
     for w in caught:  # each distinct warning once, after the progress messages
         msg = str(w.message)
@@ -306,7 +620,16 @@ def main(argv=None) -> int:
             seen.add(msg)
             print(f"sdceval: warning: {msg}", file=sys.stderr)
     if error is not None:
-        print(f"sdceval: error: {error}", file=sys.stderr)
+        print(f"sdceval: error: {error}", file=sys.stderr, flush=True)
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        _end_children()
+        lingering = [t for t in threading.enumerate()
+                     if t not in threads_before and t.is_alive()]
+        deadline = time.monotonic() + 0.2
+        for t in lingering:
+            t.join(max(0.0, deadline - time.monotonic()))
+        if any(t.is_alive() for t in lingering):
+            _hard_exit(code)  # threads still in native code: never finalize under them
     return code
 
 

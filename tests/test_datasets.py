@@ -96,10 +96,12 @@ def test_csv_with_toml_schema(tmp_path):
 
 
 def test_csv_without_schema_uses_numeric_columns(tmp_path):
-    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [3, 2, 1], "s": ["x", "y", "z"]})
+    # (b = 3, 2, 1 would be a record number 1..n, refused: test_input_boundary.py)
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [3, 2, 7], "s": ["x", "y", "z"]})
     df.to_csv(tmp_path / "d.csv", index=False)
     ds = open_dataset(str(tmp_path / "d.csv"))
     assert ds.schema.numeric == ["a", "b"]
+    assert ds.input_files == ((tmp_path / "d.csv").resolve(),)
 
 
 def test_value_missing_from_hierarchy_is_named(tmp_path):

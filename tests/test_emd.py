@@ -90,6 +90,18 @@ def test_errors():
     with pytest.raises(SdcevalError, match="seed"):
         emd(ds, rel, seed=-1)
     gen = Release(pd.DataFrame({"v0": ["[0-3]"] * 8}), method="generalization",
-                  kind="generalized")
+                  kind="generalized", classes=np.zeros(8, dtype=np.int64))
     with pytest.raises(SdcevalError, match="emd.*generalized"):
         emd(ds, gen)
+
+
+def test_catalog_does_not_load_pot_or_scikit_learn():
+    # `sdceval list` imports the catalog: POT and scikit-learn (~1.5 s together) must
+    # load only when an EMD or a propensity score is computed
+    import subprocess
+    import sys
+    code = ("import sys, sdceval.catalog; "
+            "print(sorted(m for m in ('ot', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

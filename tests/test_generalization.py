@@ -4,6 +4,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sdceval
 from sdceval import Dataset, Hierarchy, Schema, SdcevalError, load_dataset
@@ -279,3 +281,147 @@ def test_dewri_lattices_on_adult_train(adult_train):
     assert lattice_size(with_salary) == 17920 and lattice_size(without) == 8960
     rel = sdceval.anonymize(without, "generalization", k=10)
     assert rel.info["k"] >= 10 and rel.suppressed.sum() <= 0.01 * adult_train.n
+
+
+# -- kept classes have >= k records, whatever max_suppression (issue 6) -----------------
+@st.composite
+def small_case(draw):
+    """A tiny data set (one categorical and one integer QI), a k and an η; η ranges over
+    fractions, counts below n and counts >= n (the whole table may be suppressed)."""
+    n = draw(st.integers(2, 24))
+    xs = draw(st.lists(st.sampled_from("abcd"), min_size=n, max_size=n))
+    ys = draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+    k = draw(st.integers(2, n))
+    eta = draw(st.one_of(st.sampled_from([0, 0.01, 0.1, 0.5, 0.99]),
+                         st.integers(1, 3 * n)))
+    return xs, ys, k, eta
+
+
+def _tiny(xs, ys):
+    frame = pd.DataFrame({"x": xs, "y": ys, "s": ["p", "q"] * (len(xs) // 2)
+                          + ["p"] * (len(xs) % 2)})
+    return Dataset(frame, Schema.from_roles(frame, qi=["x", "y"], sensitive="s"), name="tiny")
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_case())
+def test_kept_classes_have_at_least_k_records(case):
+    xs, ys, k, eta = case
+    ds = _tiny(xs, ys)
+    rel = sdceval.anonymize(ds, "generalization", k=k, max_suppression=eta)
+    kept = ~rel.suppressed
+    assert kept.any()
+    # independent recount of the published (generalized) QI labels of the kept rows
+    sizes = rel.data.loc[kept].groupby(["x", "y"]).size()
+    assert sizes.min() >= k
+    assert sizes.min() == rel.info["k"]
+    limit = eta * ds.n if eta < 1 else eta
+    assert rel.suppressed.sum() <= limit
+
+
+@settings(max_examples=20, deadline=None)
+@given(small_case())
+def test_rule_k_is_the_smallest_kept_class_for_any_node(case):
+    xs, ys, _, eta = case
+    ds = _tiny(xs, ys)
+    rel = sdceval.anonymize(ds, "generalization", levels="0,0", max_suppression=eta)
+    kept = ~rel.suppressed
+    assert kept.any()
+    assert rel.data.loc[kept].groupby(["x", "y"]).size().min() == rel.info["k"]
+
+
+def test_k_with_suppression_of_everything_allowed_still_gives_k():
+    # classes of 3, 3, 2, 1 at the bottom node: with η >= n the rule alone would keep the
+    # classes of 3, which are not 5-anonymous; the search must generalize instead
+    frame = pd.DataFrame({"x": list("aaabbbccd"), "s": list("pqpqpqpqp")})
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["x"], sensitive="s"))
+    for eta in (9, 20):
+        rel = sdceval.anonymize(ds, "generalization", k=5, max_suppression=eta)
+        assert rel.info["levels"] == {"x": 1} and rel.info["k"] == 9
+        assert not rel.suppressed.any()
+
+
+# -- lattice size bound (issue 6) ----------------------------------------------------
+def many_numeric_qis(n_qis=9, n=2000):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.normal(0, 1, n).round(3) for i in range(n_qis)})
+    frame["s"] = rng.choice(list("abc"), n)
+    return Dataset(frame, Schema.from_roles(frame, qi=[f"x{i}" for i in range(n_qis)],
+                                            sensitive="s"), name="wide")
+
+
+def test_huge_lattice_is_refused_before_any_node(monkeypatch):
+    from sdceval.methods import generalization as gen
+    ds = many_numeric_qis()
+    size = lattice_size(ds)
+    assert size > gen.MAX_LATTICE_NODES
+
+    def boom(*a, **kw):
+        raise AssertionError("a node was evaluated")
+    monkeypatch.setattr(gen, "node_classes", boom)
+    with pytest.raises(SdcevalError) as exc:
+        sdceval.anonymize(ds, "generalization", k=5)
+    msg = str(exc.value)
+    assert f"{size:,}" in msg and f"{gen.MAX_LATTICE_NODES:,}" in msg
+    for fix in ("coarser hierarchies", "fewer quasi-identifiers", "mondrian"):
+        assert fix in msg
+    # one node (levels) is always fine, however large the lattice
+    monkeypatch.undo()
+    rel = sdceval.anonymize(ds, "generalization", levels=",".join(["5"] * 9))
+    assert rel.info["k"] == ds.n
+
+
+def test_lattice_bound_is_documented():
+    from sdceval.catalog import get_method
+    from sdceval.methods import generalization as gen
+    bound = f"{gen.MAX_LATTICE_NODES:,}"
+    assert bound in gen.__doc__
+    k_help = next(p for p in get_method("generalization").params if p.name == "k")
+    assert bound in k_help.description
+
+
+def test_search_progress_bar_only_on_a_terminal(monkeypatch, capsys):
+    from sdceval.methods import generalization as gen
+    ds = small_dataset()
+    bars = []
+    real = gen._progress_bar
+
+    def spy(*a, **kw):
+        bar = real(*a, **kw)
+        bars.append((bar, bar.disable))   # close() disables a bar: record it now
+        return bar
+    monkeypatch.setattr(gen, "_progress_bar", spy)
+    min_k_node(ds, 5, 0.0)
+    assert bars and all(off for _, off in bars)   # pytest's stderr is not a TTY
+    monkeypatch.setattr(gen.sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setenv(gen.QUIET_ENV, "1")
+    bars.clear()
+    min_k_node(ds, 5, 0.0)
+    assert bars and all(off for _, off in bars)   # quiet wins over a terminal
+    monkeypatch.delenv(gen.QUIET_ENV)
+    bars.clear()
+    min_k_node(ds, 5, 0.0)
+    assert bars and not bars[0][1]                # a terminal, not quiet: shown (delayed)
+    bars.clear()
+    levels, info = min_k_node(ds, 5, 0.0, progress=True)
+    assert bars and not bars[0][1] and bars[0][0].n == info["nodes_evaluated"]
+    assert "lattice search" in capsys.readouterr().err
+
+
+def test_cli_quiet_silences_search_progress(monkeypatch, tmp_path):
+    from sdceval.cli import main
+    from sdceval.methods import generalization as gen
+    monkeypatch.delenv(gen.QUIET_ENV, raising=False)
+    seen = []
+    search = gen.min_k_node
+
+    def spy(*args, **kwargs):  # what the search sees while the CLI runs
+        seen.append(gen._quiet())
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(gen, "min_k_node", spy)
+    out = tmp_path / "rel.csv"
+    assert main(["-q", "anonymize", "--data", "adult-train", "--method", "generalization",
+                 "--param", "k=5", "--out", str(out)]) == 0
+    assert seen == [True]
+    assert not gen._quiet()  # restored when main returns

@@ -49,6 +49,6 @@ def test_errors_name_the_column():
     with pytest.raises(SdcevalError, match="'flat'.*constant"):
         sdceval.evaluate(ds, rel, "il1s")
     gen = Release(pd.DataFrame({"a": ["*"] * 3, "flat": ["*"] * 3}), method="g",
-                  kind="generalized")
+                  kind="generalized", classes=np.zeros(3, dtype=np.int64))
     with pytest.raises(SdcevalError, match="il1s.*generalized"):
         sdceval.evaluate(ds, gen, "il1s")

@@ -162,8 +162,8 @@ def test_release_census(small_numeric):
         assert (rows == rows[0]).all()
         assert np.allclose(rows[0], x[rel.classes == g].mean(axis=0))
     np.testing.assert_allclose(y.mean(axis=0), x.mean(axis=0), rtol=1e-12)
-    # columns not in the numeric role are passed through, dtypes float64
-    assert rel.data["name"].equals(ds.frame["name"])
+    # only the masked columns are published (issue 6 §1), dtypes float64
+    assert list(rel.data.columns) == ds.schema.numeric and rel.dropped == ("name",)
     assert all(rel.data[c].dtype == np.float64 for c in ds.schema.numeric)
     # the partition is computed on z-scores: rescaling a column changes nothing
     frame = ds.frame.copy()

@@ -57,6 +57,25 @@ def test_noise_singular_covariance():
     np.testing.assert_allclose(f @ f.T, np.cov(x, rowvar=False), atol=1e-10)
 
 
+@pytest.mark.parametrize("ratio", [1e4, 1e8, 1e12])
+def test_noise_protects_every_column_whatever_its_scale(ratio):
+    # revenue next to a share: independent columns whose sds differ by `ratio`, plus a
+    # small-scale column strongly correlated with the large one
+    rng = np.random.default_rng(8)
+    n, gamma = 20000, 0.5
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    x = np.column_stack([1e6 * a, 1e6 / ratio * b,
+                         1e6 / ratio * (0.8 * a + 0.6 * rng.normal(size=n))])
+    ds = numeric_dataset(x)
+    e = sdceval.anonymize(ds, "noise", gamma=gamma, seed=2).numeric_matrix(
+        ds.schema.numeric) - x
+    # noise sd = sqrt(gamma) * sd on every column (sampling error ~1 % at n = 20000)
+    np.testing.assert_allclose(e.std(axis=0) / x.std(axis=0), np.sqrt(gamma), rtol=0.03)
+    # and the noise has the data's correlation structure
+    np.testing.assert_allclose(np.corrcoef(e, rowvar=False), np.corrcoef(x, rowvar=False),
+                               atol=0.03)
+
+
 def test_noise_reproducible_and_input_untouched(small_numeric):
     ds = small_numeric
     before = ds.frame.copy()
@@ -66,7 +85,7 @@ def test_noise_reproducible_and_input_untouched(small_numeric):
     pd.testing.assert_frame_equal(a.data, b.data)
     assert not a.data["a"].equals(c.data["a"])
     pd.testing.assert_frame_equal(ds.frame, before)
-    assert a.kind == "perturbative" and a.data["name"].equals(before["name"])
+    assert a.kind == "perturbative" and "name" not in a.data and a.dropped == ("name",)
     assert a.params == {"gamma": 0.5, "seed": 7}
 
 

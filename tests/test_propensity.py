@@ -109,10 +109,26 @@ def test_errors(data):
     with pytest.raises(SdcevalError, match="ridge"):
         ups(ds, x, ridge=-1)
     gen = Release(pd.DataFrame({c: ["*"] * len(x) for c in COLS}), method="mondrian",
-                  kind="generalized")
+                  kind="generalized", classes=np.zeros(len(x), dtype=np.int64))
     with pytest.raises(SdcevalError, match="propensity.*generalized"):
         sdceval.evaluate(ds, gen, "propensity")
     text = release(x).data.astype(object)
     text.loc[0, "b"] = "12k"
     with pytest.raises(SdcevalError, match="'b'"):
         sdceval.evaluate(ds, Release(text, method="x", kind="external"), "propensity")
+
+
+@pytest.mark.parametrize("model,far", [("quadratic", 1e6), ("pairwise", 1e20),
+                                       ("interactions", 1e20)])
+def test_release_far_outside_the_original_is_refused(data, model, far):
+    # one released value `far` sds out makes terms so large that the fit's Hessian is
+    # singular in float64: the solver used to return 4.2e-4 unconverged, or exactly 0
+    # (indistinguishable!), instead of saying it cannot compute the score
+    ds, x = data
+    y = x.copy()
+    y[0, 0] = far
+    with pytest.raises(SdcevalError, match="propensity.*outside the original's range"):
+        ups(ds, y, model=model)
+    y[0, 0] = 1e3      # far, but computable: that record is separated, p = 1
+    m = ups(ds, y, model=model)
+    assert m.details["converged"] and m.value > 0.24 / (2 * len(x))

@@ -1,4 +1,5 @@
 """Aggregate query answering (Li & Li 2009 §5.2): random COUNT queries, relative error."""
+import dataclasses
 import math
 
 import numpy as np
@@ -117,12 +118,16 @@ def test_errors(ds):
     with pytest.raises(SdcevalError, match="'n_queries'"):
         spec.resolve({"n_queries": 0})
     plain = Release(data=ds.frame, method="noise", kind="perturbative")
-    with pytest.raises(SdcevalError, match="Release.cells is None"):
+    with pytest.raises(SdcevalError, match="'query_error' does not apply to a perturbative"):
         query_error(ds, plain, qd=2)
     rel = identity_release(ds)
-    del rel.cells["sex"]
+    cells = {q: c for q, c in rel.cells.items() if q != "sex"}
     with pytest.raises(SdcevalError, match="'sex'"):
-        query_error(ds, rel, qd=2)
+        query_error(ds, dataclasses.replace(rel, cells=cells), qd=2)
+    nocells = Release(data=ds.frame, method="hand", kind="generalized",
+                      classes=rel.classes)
+    with pytest.raises(SdcevalError, match="Release.cells"):
+        query_error(ds, nocells, qd=2)
 
 
 def test_no_answerable_query():
@@ -141,3 +146,25 @@ def test_adult_defaults():
     adult = sdceval.load_dataset("adult")
     assert query_error(adult, identity_release(adult)).value == 0.0
     assert query_error(adult, suppressed_release(adult)).value > 50
+
+
+def test_qd_defaults_to_min_4_and_the_number_of_qis(ds):
+    # ds has 3 QIs: the paper's qd = 4 does not fit, the default takes all 3
+    spec = sdceval.get_measure("query_error")
+    qd = next(p for p in spec.params if p.name == "qd")
+    assert qd.default is None and "min(4" in qd.description
+    m = sdceval.evaluate(ds, suppressed_release(ds), "query_error", n_queries=50)
+    assert m.details["qd"] == 3
+    same = sdceval.evaluate(ds, suppressed_release(ds), "query_error", n_queries=50, qd=3)
+    assert m.value == same.value
+    assert random_queries(ds, n_queries=5).predicates.select.shape == (5, 3)
+    assert ((random_queries(ds, n_queries=5).predicates.select >= 0).sum(axis=1) == 3).all()
+    # one QI: one QI per query
+    one = Dataset(ds.frame, ds.schema.with_roles(qi=["color"]), name="one")
+    assert sdceval.evaluate(one, identity_release(one), "query_error",
+                            n_queries=20).details["qd"] == 1
+
+
+def test_explicit_qd_above_the_number_of_qis_is_still_an_error(ds):
+    with pytest.raises(SdcevalError, match="qd=5 must be between 1 and the number of"):
+        sdceval.evaluate(ds, identity_release(ds), "query_error", qd=5)

@@ -2,20 +2,37 @@
 
 The methodology compares methods *at equal risk*: for each method M with protection
 parameter α, find α* such that R(X, M_α*(X)) = r, then compare utilities.  Risk is
-treated as a monotone function of α (protection grows in the direction the registry
+expected to be a monotone function of α (protection grows in the direction the registry
 gives); we bracket the target and bisect.
 
 Decisions (SPEC §5):
 - The initial bracket is the parameter's default grid [min, max]; when the target is
-  outside it, the bracket grows outward (×4 on log-scale parameters, span doubling on
-  linear ones) up to the registry bounds.
+  outside it, the bracket grows outward in the direction the registry predicts (×4 on
+  log-scale parameters, span doubling on linear ones) up to the registry bounds.  It
+  stops early when two steps in a row move the risk away from the target (the curve
+  does not go the predicted way).
+- When that finds no bracket, both sides of the whole domain are searched before the
+  target is declared unreachable: the domain's finite end points are evaluated (k = 2
+  and k = n; the smallest value above an open bound such as noise γ > 0, i.e. γ = 1e-12),
+  an unbounded side is expanded stepwise, and any two neighbouring evaluated values
+  whose risks straddle the target form the bracket (the least protective such pair: the
+  parameter a data controller would publish).  If none does and the curve is not
+  monotone, its interior extremum (the evaluated point closest to the target, between
+  two others) is refined by halving the wider gap next to it, which finds a target
+  just above a hump or below a dip.  A curve that is monotone as predicted never gets
+  here, so these steps change nothing when the first bracket is found.
 - Integer parameters (MDAV's k) search integers; the result is the evaluated integer
   whose risk is closest to the target.
 - Stochastic methods use a fixed seed for every evaluation (common random numbers), so
   the risk curve is a deterministic function of α; ``repeats > 1`` averages the risk over
   seeds ``seed, seed+1, ...``.
-- A target outside the reachable range is reported (``bracketed=False``, with the range
-  reached) rather than silently matched.
+- A target outside the reachable range is reported (``bracketed=False``) rather than
+  silently matched, with the range of the risks evaluated, which then covers the
+  domain's finite ends, and whether the evaluated curve is monotone in the predicted
+  direction (`BisectionResult.describe_reach`).
+- ``max_evaluations`` bounds the distinct parameter values evaluated; the domain's
+  finite ends are kept out of the bracket search's share so that they are always
+  evaluated before a target is declared unreachable.
 """
 from __future__ import annotations
 
@@ -34,7 +51,7 @@ from sdceval.catalog import get_measure, get_method
 class Step:
     value: float
     risk: float
-    phase: str  # "bracket" | "bisect"
+    phase: str  # "bracket" | "domain" (an end of the domain) | "refine" | "bisect"
 
     def to_dict(self):
         return {"value": self.value, "risk": self.risk, "phase": self.phase}
@@ -42,7 +59,12 @@ class Step:
 
 @dataclass
 class BisectionResult:
-    """Outcome of `bisect_risk` for one method."""
+    """Outcome of `bisect_risk` for one method.
+
+    ``reachable`` is the (min, max) of the risks evaluated; when the target was not
+    bracketed they include the domain's finite ends.  ``monotone`` says whether the
+    risks evaluated, in parameter order, move in the direction the registry predicts;
+    ``domain`` is the parameter's domain on this data set (``"[2, 300]"``)."""
 
     method: str
     parameter: str
@@ -54,15 +76,27 @@ class BisectionResult:
     reachable: tuple[float, float]
     params: dict
     steps: list[Step] = field(default_factory=list)
+    monotone: bool = True
+    domain: str = ""
 
     @property
     def relative_gap(self) -> float:
         return abs(self.risk - self.target) / max(abs(self.target), 1e-300)
 
+    def describe_reach(self) -> str:
+        """``"reached 0.419..0.541 with k in [2, 300]"``, plus a note when the curve is
+        not monotone; for messages about an unreached target."""
+        where = f" with {self.parameter} in {self.domain}" if self.domain else ""
+        text = f"reached {self.reachable[0]:.4g}..{self.reachable[1]:.4g}{where}"
+        if not self.monotone:
+            text += f", a risk curve not monotone in {self.parameter} (both sides searched)"
+        return text
+
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "parameter": self.parameter, "value": self.value,
                 "risk": self.risk, "target": self.target, "evaluations": self.evaluations,
                 "bracketed": self.bracketed, "reachable": list(self.reachable),
+                "monotone": self.monotone, "domain": self.domain,
                 "relative_gap": self.relative_gap, "params": self.params,
                 "steps": [s.to_dict() for s in self.steps]}
 
@@ -119,6 +153,54 @@ def _expand(param: Param, value: float, outward: int, anchor: float) -> float:
     return value + outward * span
 
 
+def _domain_ends(param: Param, n: int) -> tuple[float | None, float | None]:
+    """The lowest and highest values the search may evaluate (``_clip`` of the bounds:
+    just inside an open bound), ``None`` on an unbounded side."""
+    lo, hi = param.bounds(n)
+    return (None if lo is None else _clip(param, lo, n),
+            None if hi is None else _clip(param, hi, n))
+
+
+def _domain_text(param: Param, n: int) -> str:
+    lo, hi = param.bounds(n)
+    return (("[" if param.low_inclusive and lo is not None else "(")
+            + f"{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}"
+            + ("]" if param.high_inclusive and hi is not None else ")"))
+
+
+def _splittable(param: Param, a: float, b: float) -> bool:
+    """Whether ``_mid(a, b)`` is a new value worth evaluating (integers: a gap of 2 or
+    more; floats: wider than 1e-4 relative, the resolution of the extremum search)."""
+    if param.type is int:
+        return abs(int(b) - int(a)) >= 2
+    return abs(b - a) > 1e-4 * max(abs(a), abs(b), 1e-12)
+
+
+def _gap(param: Param, a: float, b: float) -> float:
+    """Width of ``[a, b]`` on the parameter's search scale."""
+    if param.scale == "log" and a > 0 and b > 0:
+        return abs(math.log(b / a))
+    return abs(b - a)
+
+
+def _is_monotone(points: list[tuple[float, float]], increasing: bool) -> bool:
+    risks = np.array([r for _, r in sorted(points)])
+    d = np.diff(risks)
+    return bool((d >= 0).all() if increasing else (d <= 0).all())
+
+
+def _straddling(points: list[tuple[float, float]], target: float, least_first: bool
+                ) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """Two neighbouring evaluated points (in parameter order) whose risks straddle the
+    target; of several, the least protective (lowest values when ``least_first``)."""
+    pts = sorted(points)
+    pairs = [(p, q) for p, q in zip(pts, pts[1:])
+             if min(p[1], q[1]) <= target <= max(p[1], q[1])]
+    if not pairs:
+        return None
+    return pairs[0] if least_first else pairs[-1]
+
+
 def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_risk",
                 risk_params: dict | None = None, fixed_params: dict | None = None,
                 seed: int = 0, repeats: int = 1, rtol: float = 1e-3,
@@ -136,7 +218,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     fixed_params : other method parameters, held fixed.
     seed, repeats : common random numbers (see module notes).
     rtol : stop when ``|R - target| <= rtol * |target|``.
-    max_evaluations : budget of distinct parameter values evaluated.
+    max_evaluations : budget of distinct parameter values evaluated (module notes).
 
     Returns
     -------
@@ -151,6 +233,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                            "searches; do not fix it")
     if repeats < 1:
         raise SdcevalError(f"repeats must be >= 1, got {repeats}")
+    n = dataset.n
     f = curve or RiskCurve(dataset, spec, param, rspec, risk_params, fixed, seed, repeats)
     steps: list[Step] = []
 
@@ -160,34 +243,56 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             steps.append(Step(float(v), r, phase))
         return r
 
+    def spent(reserve=0):
+        return len(f.cache) >= max_evaluations - reserve
+
     grid = sorted(param.grid) if param.grid else [param.default, param.default]
-    a, b = _clip(param, grid[0], dataset.n), _clip(param, grid[-1], dataset.n)
+    a, b = _clip(param, grid[0], n), _clip(param, grid[-1], n)
+    ends = [e for e in _domain_ends(param, n) if e is not None]
+    # the domain's finite ends are evaluated before a target is declared unreachable:
+    # keep budget for them
+    reserve = len({e for e in ends if (int(e) if param.type is int else float(e))
+                   not in f.cache and e not in (a, b)})
     g_lo, g_hi = a, b  # expansion doubles the distance from the far end of the grid
     ra, rb = ev(a, "bracket"), ev(b, "bracket")
     # grow the bracket outward until the target lies between ra and rb.  The direction
     # is the registry's (protection direction x measure direction), fixed once: risk
     # curves are only roughly monotone (MDAV at large k is not), and re-deciding the
-    # direction from noisy values can oscillate forever.
+    # direction from noisy values can oscillate forever.  Two steps in a row away from
+    # the target end it: the curve does not go the predicted way (both sides are
+    # searched below).
     increasing = (param.protection == "increasing") != rspec.larger_is_worse
+    away = 0
+    expanded = set()  # directions the bracket grew in (+1 up, -1 down)
     for _ in range(max_evaluations):
-        if min(ra, rb) <= target <= max(ra, rb) or len(f.cache) >= max_evaluations:
+        if min(ra, rb) <= target <= max(ra, rb) or spent(reserve) or away >= 2:
             break
         if (target > max(ra, rb)) == increasing:
-            nb = _clip(param, _expand(param, b, +1, g_lo), dataset.n)
+            nb = _clip(param, _expand(param, b, +1, g_lo), n)
             if nb == b:
                 break
             a, ra, b = b, rb, nb
             rb = ev(b, "bracket")
+            expanded.add(+1)
+            away = away + 1 if abs(rb - target) > abs(ra - target) else 0
         else:
-            na = _clip(param, _expand(param, a, -1, g_hi), dataset.n)
+            na = _clip(param, _expand(param, a, -1, g_hi), n)
             if na == a:
                 break
             b, rb, a = a, ra, na
             ra = ev(a, "bracket")
+            expanded.add(-1)
+            away = away + 1 if abs(ra - target) > abs(rb - target) else 0
     bracketed = min(ra, rb) <= target <= max(ra, rb)
+    if not bracketed:
+        found = _search_both_sides(param, n, target, ends, increasing, f, ev, spent,
+                                   expanded)
+        if found is not None:
+            (a, ra), (b, rb) = found
+            bracketed = True
     if bracketed:
         for _ in range(max_evaluations):
-            if len(f.cache) >= max_evaluations:
+            if spent():
                 break
             if min(abs(ra - target), abs(rb - target)) <= rtol * abs(target):
                 break
@@ -211,4 +316,53 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
         method=method, parameter=param.name, value=best[0], risk=best[1], target=target,
         evaluations=len(f.cache), bracketed=bracketed,
         reachable=(float(min(values)), float(max(values))),
-        params={**fixed, param.name: best[0]}, steps=steps)
+        params={**fixed, param.name: best[0]}, steps=steps,
+        monotone=_is_monotone(list(f.cache.items()), increasing),
+        domain=_domain_text(param, n))
+
+
+def _search_both_sides(param: Param, n: int, target: float, ends: list, increasing: bool,
+                       f: RiskCurve, ev, spent, expanded: set):
+    """When the predicted direction found no bracket (module notes): the domain's ends,
+    an unbounded side stepwise (unless the bracket search already grew that way, in
+    ``expanded``), then the interior extremum of a non-monotone curve.  Returns two
+    neighbouring ``(value, risk)`` points straddling the target, or None."""
+    # least protective first: low values when protection grows with the value
+    least_first = param.protection != "decreasing"
+
+    def straddle():
+        return _straddling(list(f.cache.items()), target, least_first)
+
+    for e in ends:
+        if (int(e) if param.type is int else float(e)) not in f.cache:
+            ev(e, "domain")
+    found = straddle()
+    lo_end, hi_end = _domain_ends(param, n)
+    for outward, end in ((-1, lo_end), (+1, hi_end)):
+        if found is not None or end is not None or outward in expanded:
+            continue
+        # an unbounded side: step outward from the extreme evaluated value
+        anchor = (max if outward < 0 else min)(f.cache)
+        v = (min if outward < 0 else max)(f.cache)
+        while found is None and not spent():
+            nv = _clip(param, _expand(param, v, outward, anchor), n)
+            if nv == v:
+                break
+            ev(nv, "domain")
+            v = nv
+            found = straddle()
+    # a hump or a dip: refine around the interior point closest to the target
+    while found is None and not spent() and not _is_monotone(list(f.cache.items()),
+                                                             increasing):
+        pts = sorted(f.cache.items())
+        i = min(range(len(pts)), key=lambda j: (abs(pts[j][1] - target), pts[j][0]))
+        if not 0 < i < len(pts) - 1:
+            break
+        sides = sorted(((pts[i - 1][0], pts[i][0]), (pts[i][0], pts[i + 1][0])),
+                       key=lambda ab: -_gap(param, *ab))
+        sides = [ab for ab in sides if _splittable(param, *ab)]
+        if not sides:
+            break
+        ev(_mid(param, *sides[0]), "refine")
+        found = straddle()
+    return found

@@ -1,10 +1,18 @@
 """Privacy–utility trade-off of privacy models (Li & Li 2009, §4–§5).
 
 For every privacy model (k-anonymity, ℓ-diversity, t-closeness, δ-disclosure) and every
-parameter of its grid, Mondrian computes a release (generalization, bucketization or
-both); each release becomes a point (P_loss, U_loss) — worst-case privacy loss against
-aggregate utility loss — plus any other measure (query error).  The efficient frontier
-is the set of points no other point beats on both axes.
+parameter of its grid, Mondrian's partition gives a release — generalized (method
+``mondrian``), bucketized (``bucketization``) or both (``both``); each release becomes a
+point (P_loss, U_loss) — worst-case privacy loss against aggregate utility loss — plus
+any other measure (query error).  The efficient frontier is the set of points no other
+point beats on both axes.
+
+Method names are registered method names, one name per algorithm: what Li & Li call
+"generalization" is Mondrian (``mondrian``), not the full-domain generalization
+registered as ``generalization``.  The old trade-off value ``generalization`` is refused
+with that explanation rather than silently aliased, since ``anonymize --method
+generalization`` means the other algorithm.  The points' ``method`` column holds the
+registered name; plot titles may use the paper's words.
 
 Default grids are the paper's (§5.1): k ∈ {10, 50, 100, 200, 500, 1000, 2000, 5000},
 ℓ ∈ {3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5}, t ∈ {0.075, …, 0.4} with the JS
@@ -35,9 +43,10 @@ DEFAULT_GRIDS: dict[str, list[float]] = {
 MODEL_PARAM = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
 #: Li & Li used JS for t-closeness and probabilistic ℓ-diversity
 DEFAULT_MODEL_PARAMS = {"t": {"distance": "js"}, "l": {"l_variant": "probabilistic"}}
-METHODS = {"generalization": ["mondrian"], "bucketization": ["bucketization"],
+#: trade-off ``method`` choice -> the registered methods it runs
+METHODS = {"mondrian": ["mondrian"], "bucketization": ["bucketization"],
            "both": ["mondrian", "bucketization"]}
-METHOD_LABEL = {"mondrian": "generalization", "bucketization": "bucketization"}
+DEFAULT_METHOD = "mondrian"
 DEFAULT_MEASURES = ["p_loss", "u_loss", "query_error"]
 
 
@@ -74,15 +83,27 @@ def parse_grids(items) -> dict[str, list[float]]:
     return out
 
 
+def check_method(method) -> str:
+    """A trade-off method choice (`METHODS`); the old name ``generalization`` is an
+    error that says to use ``mondrian`` (module notes)."""
+    if method == "generalization":
+        raise SdcevalError(
+            "trade-off method 'generalization' is no longer accepted: Li & Li's "
+            "\"generalization\" is Mondrian, so use 'mondrian' (or 'both' for Mondrian and "
+            "bucketization); the registered method 'generalization' is full-domain "
+            "generalization, which the trade-off does not run")
+    if method not in METHODS:
+        raise SdcevalError(f"trade-off method {method!r} unknown.{suggest(str(method), METHODS)}"
+                           f" Use one of {', '.join(METHODS)}")
+    return method
+
+
 def validate_tradeoff_options(opts: dict) -> tuple[list[str], dict, dict]:
     """Check a ``[[tradeoff]]`` job (or `compute_tradeoff`'s options) before anything
     runs; returns the parsed ``(models, grids, measures)``, grids completed with the
     paper's defaults."""
     models = _check_models(opts.get("models"))
-    method = opts.get("method", "generalization")
-    if method not in METHODS:
-        raise SdcevalError(f"method {method!r} unknown.{suggest(method, METHODS)} "
-                           f"Use one of {', '.join(METHODS)}")
+    method = check_method(opts.get("method", DEFAULT_METHOD))
     grids = {**DEFAULT_GRIDS, **parse_grids(opts.get("grids", {}))}
     for m in models:
         for mm in METHODS[method]:
@@ -103,7 +124,7 @@ def tradeoff_point(data_ref, method: str, model: str, value: float, model_params
     t0 = time.perf_counter()
     rel = spec.apply(ds, {"model": model, **model_params, param: value}, seed=seed)
     row: dict[str, Any] = {"model": model, "parameter": param, "value": value,
-                           "method": METHOD_LABEL.get(method, method),
+                           "method": method,
                            "classes": int(len(pd.unique(rel.classes)))
                            if rel.classes is not None else None,
                            "anonymize_s": time.perf_counter() - t0,
@@ -136,11 +157,14 @@ class TradeoffResult:
                 .to_dict(orient="records")}
 
 
-def compute_tradeoff(dataset_or_ref, *, models=None, method: str = "generalization",
+def compute_tradeoff(dataset_or_ref, *, models=None, method: str = DEFAULT_METHOD,
                      grids=None, measures=None, model_params: dict | None = None,
                      seed: int = 0, executor=None,
                      progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """All (model, parameter, method) releases and their measures, as a tidy table.
+
+    ``method`` is a `METHODS` choice (``mondrian``, ``bucketization`` or ``both``); the
+    table's ``method`` column holds the registered method of each point.
 
     ``executor`` is anything with ``map(fn, tasks, progress)`` and a ``name`` (the
     experiment layer's executors); by default the tasks run here, one after another.

@@ -11,7 +11,25 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.schema import Schema
+from sdceval.core.schema import Schema, column_names
+
+
+def identifier_range(values) -> tuple[int, int] | None:
+    """``(first, last)`` when ``values`` are the distinct integers 0..n-1 or 1..n in any
+    order (n = number of values, at least 3), i.e. a record number rather than an
+    attribute; else None.  Integer columns only (a record number is written as one).
+    O(n): bounds first, then a count per value."""
+    s = pd.Series(values) if not isinstance(values, pd.Series) else values
+    n = len(s)
+    if n < 3 or not pd.api.types.is_integer_dtype(s) or s.hasnans:
+        return None
+    x = s.to_numpy(dtype=np.int64)
+    lo, hi = x.min(), x.max()
+    if lo not in (0, 1) or hi != lo + n - 1:
+        return None
+    if not (np.bincount((x - lo).astype(np.int64), minlength=n) == 1).all():
+        return None
+    return int(lo), int(hi)
 
 
 class Dataset:
@@ -44,7 +62,9 @@ class Dataset:
                 f"data set {name!r} has a single record; disclosure control needs at least 2")
         self.name = name
         self.schema = schema
+        names = column_names(frame)  # refuses duplicated names
         self._frame = frame.reset_index(drop=True).copy()
+        self._frame.columns = names  # on the copy: the caller's names stay as they were
         used = [c.name for c in schema.columns if c.role != "ignore"]
         for c in used:
             if c not in self._frame.columns:
@@ -69,6 +89,17 @@ class Dataset:
                 raise SdcevalError(f"column {c!r} holds infinite values")
         for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
             self.codes(c)  # validates hierarchy coverage now, not deep inside a method
+        notes = []
+        for role, cols in (("numeric attribute", schema.numeric),
+                           ("quasi-identifier", schema.qis)):
+            for c in cols:
+                rng = identifier_range(self._frame[c])
+                if rng is not None:
+                    notes.append(
+                        f"column {c!r} looks like a record identifier (its values are the "
+                        f"distinct integers {rng[0]}..{rng[1]}, one per record) but is used "
+                        f"as a {role}; if it numbers the records, give it role 'ignore'")
+        self.messages = tuple(notes)
 
     # -- views ----------------------------------------------------------------------
     @property
@@ -107,10 +138,13 @@ class Dataset:
                 f"{self.name!r} has none with role 'numeric'; pass --numeric COLS or a schema")
         x = self._numeric
         if require_variance:
-            const = [c for c, sd in zip(self.schema.numeric, x.std(axis=0)) if sd == 0]
+            # max == min, not std == 0: a column of values near 1e-300 has a std that
+            # underflows to 0 although its values differ
+            const = [c for c, lo, hi in zip(self.schema.numeric, x.min(axis=0),
+                                            x.max(axis=0)) if lo == hi]
             if const:
                 raise SdcevalError(
-                    f"{who or 'this operation'}: column(s) {', '.join(map(repr, const))} are "
+                    f"{who or 'this operation'}: column(s) {', '.join(map(repr, map(str, const)))} are "
                     "constant (zero variance); drop them or give them role 'ignore'")
         return x
 

@@ -1,9 +1,21 @@
-"""Safe output: atomic writes that never overwrite an input file."""
+"""Safe output: atomic writes that never overwrite an input file.
+
+Every output goes to a temporary file beside its destination (``.NAME.<random>.tmp``),
+which is renamed over the destination only once complete, so a reader never sees half
+a file.  The temporary file is removed on every exit path: an exception, Ctrl-C
+(``KeyboardInterrupt``), or SIGTERM (the CLI turns it into an exception so ``finally``
+blocks run); `remove_partial_files` is the last resort for a hard exit.  Files are
+created with mode ``0o666`` filtered by the process umask, as ``open()`` would create
+them (``mkstemp``'s 0o600 made every output private to its owner).
+
+`protect` registers what the user gave (data, schema, hierarchy files, a release being
+evaluated, an experiment file): no output may replace one of them.
+"""
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -15,13 +27,24 @@ except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
 _protected: set[Path] = set()
+#: temporary files being written right now (removed by `remove_partial_files`)
+_pending: set[Path] = set()
 
 
 def protect(*paths) -> None:
-    """Register input files that no output may overwrite."""
+    """Register input files that no output may overwrite (``None`` and paths that do
+    not exist are skipped)."""
     for p in paths:
         if p is not None and Path(p).exists():
             _protected.add(Path(p).resolve())
+
+
+def remove_partial_files() -> None:
+    """Remove every temporary file still being written (for an exit that cannot run
+    the writers' ``finally`` blocks, e.g. a second interrupt)."""
+    for tmp in list(_pending):
+        tmp.unlink(missing_ok=True)
+        _pending.discard(tmp)
 
 
 def _check(path: Path, extra: Iterable = ()) -> None:
@@ -33,18 +56,26 @@ def _check(path: Path, extra: Iterable = ()) -> None:
 
 
 def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = ()) -> Path:
-    """Write via ``writer(tmp_path)`` into a temp file beside ``path``, then rename."""
+    """Write via ``writer(tmp_path)`` into a temp file beside ``path``, then rename.
+
+    The temp file is created ``O_EXCL`` with mode 0o666, so the kernel applies the
+    umask exactly as for any new file; ``writer`` reopens it by name (pandas,
+    matplotlib), which keeps that mode.  It is removed on any exit path.
+    """
     path = Path(path)
     _check(path, protected)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    # registered before it exists, so an interrupt at any point leaves nothing behind;
+    # unlinking a name that was never created is a no-op
+    _pending.add(tmp)
     try:
-        writer(Path(tmp))
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        writer(tmp)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+        _pending.discard(tmp)
     return path
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -25,6 +26,10 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError
 
 ROOT_LABEL = "*"
+#: a number as a number writer prints it: no leading zeros, no '+', no spaces
+_PLAIN_NUMBER = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+_LAYOUT = ("one row per leaf value, then one label per level up to the root '*', "
+           "separated by ';' (or ','), no header")
 
 
 def _fmt(x: float, exact: bool = False) -> str:
@@ -67,6 +72,9 @@ class Hierarchy:
     lo[j], hi[j] : ndarray of int
         First and last leaf code under each node of level ``j``.
     """
+
+    #: the file the hierarchy was read from (`from_csv`), else None
+    source: Path | None = None
 
     def __init__(self, table, name: str = "", numeric: bool = False):
         rows = self._rows(table, name)
@@ -137,7 +145,9 @@ class Hierarchy:
                 dup = [lab for lab in pd.unique(labels) if (labels == lab).sum() > 1]
                 raise SdcevalError(
                     f"hierarchy {name!r}: node {dup[0]!r} at level {j} covers leaves that are "
-                    "not contiguous" + (" in numeric order (numeric nodes must be intervals)"
+                    "not contiguous" + (" in numeric order (numeric nodes must be intervals; "
+                                        "if the leaves are codes rather than quantities, "
+                                        "declare the hierarchy numeric = false)"
                                         if self.numeric else ""))
             self.node_of.append(local)
             self.labels.append(labels)
@@ -211,18 +221,57 @@ class Hierarchy:
         return cls.intervals(vals, widths, name=name, origin=origin)
 
     @classmethod
-    def from_csv(cls, path, name: str | None = None, numeric: bool = False,
+    def from_csv(cls, path, name: str | None = None, numeric: bool | None = False,
                  delimiter: str | None = None) -> "Hierarchy":
-        """Load an ARX-style hierarchy CSV (``;`` or ``,`` separated, no header)."""
+        """Load a hierarchy file in ARX's layout: one row per leaf, the levels from the
+        leaf to the root ``*`` separated by ``;`` (what ARX exports) or ``,``, no header.
+
+        Every cell is read as text, exactly as written (``02310`` stays ``02310``).
+        ``numeric=None`` decides from the file: numeric when every leaf is a plain number
+        (no leading zeros, so ``02310`` is a code) and every inner node covers an interval
+        of them; categorical otherwise.
+        """
         path = Path(path)
+        shown = str(path)
         if not path.exists():
-            raise SdcevalError(f"hierarchy file {str(path)!r} does not exist")
-        text = path.read_text(encoding="utf-8")
+            raise SdcevalError(f"hierarchy file {shown!r} does not exist")
+        try:
+            # utf-8-sig: a spreadsheet's byte-order mark is not part of the first leaf
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SdcevalError(f"hierarchy file {shown!r} is not UTF-8 text ({exc.reason} at "
+                               f"byte {exc.start}); save it as UTF-8") from None
+        lines = [ln for ln in text.splitlines() if ln.strip()]
         if delimiter is None:
-            first = text.splitlines()[0] if text.strip() else ""
+            first = lines[0] if lines else ""
             delimiter = ";" if first.count(";") >= first.count(",") and ";" in first else ","
+        if lines and delimiter not in lines[0]:
+            raise SdcevalError(
+                f"hierarchy file {shown!r} is not in ARX layout: {_LAYOUT}; its first line "
+                f"{lines[0][:60]!r} has no ';' or ',' (tab-separated? use ';')")
         rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-        return cls(rows, name=name or path.stem, numeric=numeric)
+        rows = [r for r in rows if any(c.strip() for c in r)]
+        if len(rows) > 2:
+            # a header row: its last cell is not the root the other rows share
+            roots = {r[-1].strip() for r in rows[1:]}
+            if len(roots) == 1 and rows[0][-1].strip() not in roots:
+                raise SdcevalError(
+                    f"hierarchy file {shown!r}: the first line {delimiter.join(rows[0])!r} "
+                    f"looks like a header; ARX layout has none ({_LAYOUT}): remove it")
+        name = name or path.stem
+        if numeric is None:
+            numeric = False
+            if rows and all(_PLAIN_NUMBER.match(r[0].strip()) for r in rows):
+                try:
+                    h = cls(rows, name=name, numeric=True)
+                except SdcevalError:  # groups that are not intervals: codes, not numbers
+                    pass
+                else:
+                    h.source = path.resolve()
+                    return h
+        h = cls(rows, name=name, numeric=numeric)
+        h.source = path.resolve()
+        return h
 
     def to_frame(self) -> pd.DataFrame:
         """The table, one row per leaf, columns ``level0..levelH``."""
@@ -247,17 +296,23 @@ class Hierarchy:
             ok = self.leaf_values[pos] == num
             codes = pos
         else:
-            strs = s.astype(str).to_numpy()
-            uniq, inv = np.unique(strs, return_inverse=True)
-            ucodes = np.array([self._leaf_index.get(u, -1) for u in uniq], dtype=np.int64)
+            # hash the values once; Python work per distinct value only
+            inv, uniq = pd.factorize(s, use_na_sentinel=False)
+            ucodes = np.array([self._leaf_index.get(str(u), -1) for u in uniq],
+                              dtype=np.int64)
             codes = ucodes[inv]
             ok = codes >= 0
         if not ok.all():
-            missing = pd.unique(s[~ok].astype(str))
+            missing = list(pd.unique(s[~ok].astype(str)))
+            hint = "add them to the hierarchy file"
+            if not self.numeric and pd.api.types.is_numeric_dtype(s):
+                hint = ("the column was read as numbers while the hierarchy's leaves are "
+                        "codes: read it as text (e.g. pd.read_csv(..., dtype={col: str})) "
+                        "to keep codes such as 02310 as written")
             raise SdcevalError(
                 f"column {column or self.name!r}: {len(missing)} value(s) are not leaves of its "
                 f"hierarchy: {', '.join(map(repr, missing[:10]))}"
-                f"{' ...' if len(missing) > 10 else ''}; add them to the hierarchy file")
+                f"{' ...' if len(missing) > 10 else ''}; {hint}")
         return np.asarray(codes, dtype=np.int64)
 
     def generalize(self, codes: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:

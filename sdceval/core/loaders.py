@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
-from sdceval.core.dataset import Dataset
+from sdceval.core.dataset import Dataset, identifier_range
 from sdceval.core.errors import SdcevalError, suggest, unknown
 from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.schema import Schema
+from sdceval.core.schema import ROLE_KEYS, Schema, load_hierarchies, role_names, text_columns
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -49,18 +50,25 @@ def load_adult_hierarchy(column: str) -> Hierarchy:
         return Hierarchy.from_csv(p, name=column, numeric=(column == "age"))
 
 
+ADULT_NUMBERS = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
+                 "hours-per-week"]
+
+
 def _read_adult(train_only: bool) -> pd.DataFrame:
+    """Adult without the records holding ``?`` (SPEC §2); text columns as Python
+    strings (object), read as such rather than converted afterwards."""
     parts = ["adult.data.csv.gz"] + ([] if train_only else ["adult.test.csv.gz"])
+    text = [c for c in ADULT_COLUMNS if c not in ADULT_NUMBERS]
     frames = []
     for part in parts:
         with _data_file(part).open("rb") as fh:
-            frames.append(pd.read_csv(fh, compression="gzip", na_values="?",
-                                      keep_default_na=False))
-    df = pd.concat(frames, ignore_index=True).dropna().reset_index(drop=True)
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].astype(object)
-    return df
+            frames.append(pd.read_csv(fh, compression="gzip", keep_default_na=False,
+                                      dtype={c: object for c in text}))
+    df = pd.concat(frames, ignore_index=True)
+    unknown_value = np.zeros(len(df), dtype=bool)
+    for c in text:
+        unknown_value |= df[c].to_numpy() == "?"
+    return df[~unknown_value].reset_index(drop=True)
 
 
 def _adult(name: str, train_only: bool) -> Dataset:
@@ -109,24 +117,93 @@ def load_dataset(name: str) -> Dataset:
     return _cache[name]
 
 
-def load_table(path) -> pd.DataFrame:
-    """Read a user's CSV or Parquet file with clear errors."""
+#: pandas' default missing-value markers, applied to every column not read as text
+try:
+    from pandas._libs.parsers import STR_NA_VALUES as _NA_MARKERS
+except ImportError:  # pragma: no cover - moved in a future pandas
+    _NA_MARKERS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                   "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                   "nan", "null"}
+PARQUET_EXTRA = 'pip install "sdceval[parquet]"'
+
+
+def load_table(path, text: Iterable[str] = ()) -> pd.DataFrame:
+    """Read a user's CSV or Parquet file with clear errors.
+
+    Columns in ``text`` (codes: those with a categorical hierarchy or declared
+    categorical) are read as text exactly as written, so ``02310`` stays ``02310`` and a
+    code ``NA`` stays ``NA``; in them only an empty field is a missing value.  Other
+    columns get pandas' usual types and missing-value markers.  Column names are text.
+    """
     path = Path(path)
+    shown = str(path)
     if not path.exists():
-        raise SdcevalError(f"data file {str(path)!r} does not exist")
+        raise SdcevalError(f"data file {shown!r} does not exist")
+    text = [str(c) for c in text]
     suffixes = "".join(path.suffixes).lower()
     try:
         if suffixes.endswith((".parquet", ".pq")):
-            df = pd.read_parquet(path)
+            df = _read_parquet(path, text)
         else:
-            df = pd.read_csv(path)
+            df = _read_csv(path, text)
+    except SdcevalError:
+        raise
     except pd.errors.EmptyDataError:
-        raise SdcevalError(f"data file {str(path)!r} is empty") from None
-    except (ValueError, OSError, ImportError) as exc:
-        raise SdcevalError(f"cannot read {str(path)!r}: {exc}") from None
+        raise SdcevalError(f"data file {shown!r} is empty") from None
+    except (ValueError, OSError, ImportError, pd.errors.ParserError) as exc:
+        raise SdcevalError(f"cannot read {shown!r}: {exc}") from None
     if df.empty:
-        raise SdcevalError(f"data file {str(path)!r} has no records")
+        raise SdcevalError(f"data file {shown!r} has no records")
     return df
+
+
+def _read_parquet(path: Path, text: list) -> pd.DataFrame:
+    try:
+        df = pd.read_parquet(path)
+    except ImportError:
+        raise SdcevalError(
+            f"reading the Parquet file {str(path)!r} needs pyarrow, an optional extra: "
+            f"{PARQUET_EXTRA} (or pip install pyarrow), or give a CSV file") from None
+    df.columns = [str(c) for c in df.columns]
+    for c in text:
+        if c in df.columns and not _is_text(df[c]):
+            df[c] = df[c].astype(str).where(df[c].notna())
+    return df
+
+
+def _read_csv(path: Path, text: list) -> pd.DataFrame:
+    # the header as written: pandas renames a repeated name 'a' to 'a.1' silently
+    first = pd.read_csv(path, nrows=1, header=None, dtype=str, keep_default_na=False)
+    names = [str(v) for v in first.iloc[0].tolist()]
+    seen, dup = set(), []
+    for n in names:
+        if n in seen and n not in dup:
+            dup.append(n)
+        seen.add(n)
+    if dup:
+        raise SdcevalError(
+            f"data file {str(path)!r}: duplicated column name(s) {', '.join(map(repr, dup))} "
+            "in the header; every column needs its own name: rename them in the file")
+    if not text:
+        return pd.read_csv(path)
+    header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+    codes = [c for c in header if c in text]
+    na = {c: ([""] if c in codes else sorted(_NA_MARKERS)) for c in header}
+    df = pd.read_csv(path, keep_default_na=False, na_values=na)
+    # a column pandas parsed as text holds the cells as written; one it parsed as
+    # numbers (02310 -> 2310) or booleans is read again as text (asking for dtype=str
+    # up front costs three times the parse on every column)
+    parsed = [c for c in codes if not _is_text(df[c])]
+    if parsed:
+        raw = pd.read_csv(path, usecols=parsed, dtype={c: str for c in parsed},
+                          keep_default_na=False, na_values={c: [""] for c in parsed})
+        for c in parsed:
+            df[c] = raw[c]
+    return df
+
+
+def _is_text(values: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(values) or values.dtype == object
 
 
 def read_schema_file(path) -> Mapping:
@@ -140,40 +217,136 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
                  label=None, passthrough=None) -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
-    be changed the same way."""
+    be changed the same way.
+
+    A file given without any role (no schema roles, no options) gets role ``numeric``
+    for its numeric columns, reported in `Dataset.messages`; a column holding the
+    distinct integers 0..n-1 or 1..n (a record number) is then refused rather than
+    masked and measured as an attribute.  `Dataset.input_files` lists every file read
+    (data, schema, hierarchies), so that outputs never overwrite them.
+    """
     overrides = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric,
                                        label=label, passthrough=passthrough).items()
                  if v is not None}
+    file_spec = dict(read_schema_file(schema_file)) if schema_file else {}
+    moved: list = []
+    spec = _override(file_spec, overrides, moved)
+    base = Path(schema_file).parent if schema_file else None
+    schema_files = [Path(schema_file).resolve()] if schema_file else []
     if data in BUNDLED and not Path(data).exists():
         ds = load_dataset(data)
         if schema_file is None and not overrides:
             return ds
-        spec = dict(read_schema_file(schema_file)) if schema_file else {}
-        spec.update(overrides)
         old = ds.schema
+        hier = load_hierarchies(spec, base, frame=ds.frame)
         # roles not named keep the bundled schema's; hierarchies from the file add to
         # (or replace) the bundled ones
-        merged = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
-                  "label": old.label, "passthrough": old.passthrough, **spec,
+        bundled = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
+                   "label": old.label, "passthrough": old.passthrough}
+        moved_file: list = []
+        moved = []
+        merged = {**_override(_override(bundled, file_spec, moved_file), overrides, moved),
                   "hierarchies": {**{c.name: c.hierarchy for c in old.columns
-                                     if c.hierarchy is not None},
-                                  **dict(spec.get("hierarchies", {}))}}
-        base = Path(schema_file).parent if schema_file else None
-        return Dataset(ds.frame, Schema.from_mapping(ds.frame, merged, base_dir=base),
-                       name=ds.name)
+                                     if c.hierarchy is not None}, **hier}}
+        out = Dataset(ds.frame, Schema.from_mapping(ds.frame, merged), name=ds.name)
+        out.input_files = tuple(schema_files + _sources(hier))
+        notes = (_moved_notes(moved_file, f"bundled data set {data!r}",
+                              "the schema file's roles")
+                 + _moved_notes(moved, f"bundled data set {data!r}"
+                                + (" or the schema file" if schema_file else "")))
+        out.messages = tuple(notes) + out.messages
+        return out
     path = Path(data)
     if not path.exists():
         raise SdcevalError(
             f"{data!r} is neither a bundled data set nor an existing file."
             f"{suggest(data, BUNDLED)} Bundled: {', '.join(BUNDLED)}")
-    frame = load_table(path)
-    spec = dict(read_schema_file(schema_file)) if schema_file else {}
-    spec.update(overrides)
-    if not spec:
-        numeric_cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-        spec = {"numeric": numeric_cols}
-    base = Path(schema_file).parent if schema_file else None
-    return Dataset(frame, Schema.from_mapping(frame, spec, base_dir=base), name=path.stem)
+    # hierarchies first: a column with a categorical hierarchy is read as text
+    hier = load_hierarchies(spec, base)
+    frame = load_table(path, text=text_columns(spec, hier))
+    notes = []
+    if not any(k in spec for k in ROLE_KEYS):
+        ignored = role_names(spec.get("ignore"), "ignore")
+        spec["numeric"], note = _infer_numeric(frame, path, ignored)
+        notes.append(note)
+    ds = Dataset(frame, Schema.from_mapping(frame, {**spec, "hierarchies": hier}),
+                 name=path.stem)
+    ds.input_files = tuple([path.resolve()] + schema_files + _sources(hier))
+    ds.messages = tuple(notes + _moved_notes(moved, "the schema file")) + ds.messages
+    return ds
+
+
+#: roles whose columns a method protects; options never move them to passthrough
+PROTECTED_ROLES = ("qi", "sensitive", "numeric")
+
+
+def _override(spec: Mapping, changes: Mapping, moved: list | None = None) -> dict:
+    """``spec`` with the roles in ``changes`` replacing its own; a column named in
+    ``changes`` leaves the roles ``spec`` gave it (``--keep age`` on a schema where age is
+    a QI makes it passthrough, as `Schema.with_roles` does), so that options override
+    the file rather than conflict with it.  Each such move is appended to ``moved`` as
+    ``(column, old role, new role)``, for a note to the user."""
+    roles = ROLE_KEYS + ("ignore",)
+    new_role = {n: r for r, v in changes.items() if r in roles for n in role_names(v, r)}
+    out = dict(spec)
+    for r in roles:
+        if r in out and r not in changes:
+            old = role_names(out[r], r)
+            unprotect = [n for n in old if new_role.get(n) == "passthrough"
+                         and r in PROTECTED_ROLES]
+            if unprotect:
+                # a release must never be less protected than asked: a column the
+                # schema protects is not published in clear because of an option
+                raise SdcevalError(
+                    f"column {unprotect[0]!r} has role {r} (it is protected), so it cannot "
+                    "also be kept unchanged (--keep / passthrough); to publish it "
+                    f"unprotected, take it out of the {r} columns first (e.g. --{r} "
+                    "without it) or give it role passthrough in the schema file")
+            kept = [n for n in old if n not in new_role]
+            if moved is not None:
+                moved.extend((n, r, new_role[n]) for n in old if n in new_role)
+            out[r] = (kept[0] if kept else None) if r in ("sensitive", "label") else kept
+    out.update(changes)
+    return out
+
+
+def _moved_notes(moved: list, source: str, by: str = "the options") -> list[str]:
+    return [f"column {c!r} has role {new}, as {by} ask, instead of role {old} from "
+            f"{source}" + (" (published unchanged, not protected)"
+                           if new == "passthrough" else "")
+            for c, old, new in moved]
+
+
+def _sources(hierarchies: Mapping[str, Hierarchy]) -> list[Path]:
+    return list(dict.fromkeys(h.source for h in hierarchies.values() if h.source is not None))
+
+
+def _infer_numeric(frame: pd.DataFrame, path: Path, ignored=()) -> tuple[list[str], str]:
+    """Roles for a file given without any: its numeric columns (but the ``ignored``)
+    become ``numeric``.  A record-number column (`identifier_range`) is refused: masking
+    it would publish a perturbed row number and let it dominate the distance-based
+    risk."""
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
+               and not pd.api.types.is_bool_dtype(frame[c]) and c not in ignored]
+    ids = {c: r for c in numeric if (r := identifier_range(frame[c])) is not None}
+    if ids:
+        rest = [c for c in numeric if c not in ids]
+        c, (a, b) = next(iter(ids.items()))
+        others = (f"--numeric {','.join(rest)}" if rest else "--numeric COLUMNS")
+        quoted = ", ".join('"' + i + '"' for i in ids)
+        raise SdcevalError(
+            f"column{'s' if len(ids) > 1 else ''} {', '.join(map(repr, ids))} of "
+            f"{str(path)!r} look{'' if len(ids) > 1 else 's'} like a record identifier "
+            f"({c!r} holds the distinct integers {a}..{b}, one per record), and no roles were "
+            f"given, so it would be masked as an attribute; name the columns to protect "
+            f"with {others} (or --qi/--schema), or give it role 'ignore' in a schema file "
+            f"(ignore = [{quoted}])")
+    other = [c for c in frame.columns if c not in numeric and c not in ignored]
+    note = ("roles inferred from the data: numeric = " + (", ".join(numeric) or "(none)")
+            + (f"; ignored (not numeric) = {', '.join(other)}" if other else "")
+            + (f"; ignored (schema) = {', '.join(ignored)}" if ignored else "")
+            + "; give --numeric/--qi or --schema to choose")
+    return numeric, note
 
 
 def ref_of(dataset) -> dict | Dataset:
@@ -197,7 +370,9 @@ def _open_frozen(frozen: tuple) -> Dataset:
                         qi=split(ref["qi"]) if "qi" in ref else None,
                         sensitive=ref.get("sensitive"),
                         numeric=split(ref["numeric"]) if "numeric" in ref else None,
-                        label=ref.get("label"))
+                        label=ref.get("label"),
+                        passthrough=(split(ref["passthrough"]) if "passthrough" in ref
+                                     else None))
 
 
 def open_ref(ref) -> Dataset:

@@ -6,6 +6,10 @@ from typing import Any
 
 import numpy as np
 
+#: how to read a value (one vocabulary, see `sdceval.core.registry`): a lower value
+#: means less risk / less loss, or a higher value does
+DIRECTIONS = ("lower_is_better", "higher_is_better")
+
 
 @dataclass
 class Measurement:
@@ -17,9 +21,10 @@ class Measurement:
     value : float
     per_record : ndarray or None
         The property vector (one value per original record) when the measure has one.
-    larger_is_worse : bool
-        True when a larger value means more risk or more loss (e.g. propensity), False
-        when a larger value means less risk (e.g. linkage distance).
+    direction : {"lower_is_better", "higher_is_better"}
+        ``lower_is_better`` when a lower value means less risk or less loss (e.g.
+        propensity), ``higher_is_better`` when a higher value does (e.g. the linkage
+        distance, the achieved k).  The registry sets it from the measure's declaration.
     details : dict
         Secondary figures (re-identification rate, number of populations, ...).
     """
@@ -27,12 +32,22 @@ class Measurement:
     measure: str
     value: float
     per_record: np.ndarray | None = None
-    larger_is_worse: bool = True
+    direction: str = "lower_is_better"
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"Measurement direction must be one of {', '.join(DIRECTIONS)}, "
+                             f"got {self.direction!r}")
+
+    @property
+    def larger_is_worse(self) -> bool:
+        """Alias of ``direction == "lower_is_better"`` (kept for existing callers)."""
+        return self.direction == "lower_is_better"
 
     def to_dict(self) -> dict[str, Any]:
         return {"measure": self.measure, "value": float(self.value),
-                "larger_is_worse": self.larger_is_worse,
+                "direction": self.direction,
                 **{k: _plain(v) for k, v in self.details.items()}}
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
@@ -18,6 +19,54 @@ from sdceval.core.hierarchy import Hierarchy
 
 ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore")
 KINDS = ("numeric", "categorical")
+#: roles that hold one column at most (a one-element list is accepted, pycanon's convention)
+SINGLE_ROLES = ("sensitive", "label")
+
+
+def column_names(frame: pd.DataFrame) -> list[str]:
+    """The frame's column names as text (``pd.DataFrame(ndarray)`` names them 0, 1, ...),
+    refusing duplicates: a role names a column, so two columns cannot share a name."""
+    names = [str(c) for c in frame.columns]
+    idx = pd.Index(names)
+    dup = list(dict.fromkeys(idx[idx.duplicated()]))
+    if dup:
+        raise SdcevalError(
+            f"duplicated column name(s) {', '.join(map(repr, dup))}: every column needs its "
+            "own name (integer and text names such as 0 and '0' count as the same); rename "
+            "them, e.g. frame.columns = [...] or edit the file's header")
+    return names
+
+
+def _plain(v):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _is_name(v) -> bool:
+    return isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+
+
+def role_names(value, role: str) -> list[str]:
+    """Column names given for ``role``: ``None`` -> [], a bare name -> [name] (not its
+    letters), a list -> its items; integer names become text."""
+    if value is None:
+        return []
+    if _is_name(value):
+        return [str(value)] if str(value) else []
+    if isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):
+        raise SdcevalError(f"role {role}: expected a column name or a list of column names, "
+                           f"got {_plain(value)!r}")
+    out = []
+    for v in value:
+        if not _is_name(v):
+            raise SdcevalError(f"role {role}: column names must be text or integers, got "
+                               f"{_plain(v)!r}")
+        out.append(str(v))
+    if role in SINGLE_ROLES and len(out) > 1:
+        raise SdcevalError(
+            f"only one {role} column is supported, got {', '.join(map(repr, out))}; give "
+            f"one of them role {role} and the others role qi, passthrough or ignore")
+    return out
 
 
 @dataclass(frozen=True)
@@ -32,7 +81,9 @@ class Schema:
     """The roles, kinds and hierarchies of a data set's columns."""
 
     def __init__(self, columns: Iterable[ColumnSpec]):
-        self.columns = tuple(columns)
+        self.columns = tuple(c if isinstance(c.name, str) else
+                             ColumnSpec(str(c.name), c.role, c.kind, c.hierarchy)
+                             for c in columns)
         seen = set()
         for c in self.columns:
             if c.role not in ROLES:
@@ -54,10 +105,10 @@ class Schema:
         self._by_name = {c.name: c for c in self.columns}
 
     def __getitem__(self, name: str) -> ColumnSpec:
-        return self._by_name[name]
+        return self._by_name[str(name)]
 
     def __contains__(self, name: str) -> bool:
-        return name in self._by_name
+        return str(name) in self._by_name
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns if c.role == role]
@@ -89,8 +140,11 @@ class Schema:
         """A copy with some roles changed, e.g. ``with_roles(qi=[...], sensitive="x")``."""
         mapping = {c.name: c for c in self.columns}
         out = {n: ColumnSpec(n, "ignore", c.kind, c.hierarchy) for n, c in mapping.items()}
-        changes = {r: [v] if isinstance(v, str) else list(v or [])
-                   for r, v in changes.items() if r in ROLES}
+        unknown_roles = [r for r in changes if r not in ROLES]
+        if unknown_roles:
+            r = unknown_roles[0]
+            raise SdcevalError(f"unknown role {r!r}.{suggest(r, ROLES)} Roles: {', '.join(ROLES)}")
+        changes = {r: role_names(v, r) for r, v in changes.items()}
         # a column named in the changes takes that role; the old roles apply to the rest
         # (else adding a column that was 'ignore' to the QIs would be undone)
         named = {n for names in changes.values() for n in names}
@@ -107,39 +161,59 @@ class Schema:
         return Schema(out.values())
 
     @classmethod
-    def from_roles(cls, frame: pd.DataFrame, *, qi: Iterable[str] = (),
-                   sensitive: str | None = None, numeric: Iterable[str] = (),
-                   label: str | None = None, hierarchies: Mapping[str, Hierarchy] | None = None,
+    def from_roles(cls, frame: pd.DataFrame, *, qi: Iterable[str] | str = (),
+                   sensitive: str | Iterable[str] | None = None,
+                   numeric: Iterable[str] | str = (),
+                   label: str | Iterable[str] | None = None,
+                   hierarchies: Mapping[str, Hierarchy] | None = None,
                    kinds: Mapping[str, str] | None = None,
-                   passthrough: Iterable[str] = ()) -> "Schema":
-        """Build a schema from role lists; unnamed columns are ignored.  Kind is inferred
-        from the dtype unless given in ``kinds``."""
-        hierarchies = dict(hierarchies or {})
-        kinds = dict(kinds or {})
+                   passthrough: Iterable[str] | str = (),
+                   ignore: Iterable[str] | str = ()) -> "Schema":
+        """Build a schema from role lists; unnamed columns are ignored (``ignore`` names
+        some explicitly: checked like the other roles).
+
+        A role may be given as one name or a list (``qi="age"`` is ``qi=["age"]``;
+        ``sensitive=["diag"]`` is ``sensitive="diag"``).  Column names are text: integer
+        names (``pd.DataFrame(ndarray)``) are named ``"0"``, ``"1"``, ... and may be given
+        either way.  Kind: ``kinds[col]`` if given, else that of the column's hierarchy,
+        else inferred from the dtype.
+        """
+        names = column_names(frame)
+        position = {n: i for i, n in enumerate(names)}
+        hierarchies = {str(k): v for k, v in dict(hierarchies or {}).items()}
+        kinds = {str(k): v for k, v in dict(kinds or {}).items()}
         roles: dict[str, str] = {}
-        given = [("qi", list(qi)), ("sensitive", [sensitive] if sensitive else []),
-                 ("numeric", list(numeric)), ("label", [label] if label else []),
-                 ("passthrough", list(passthrough))]
-        for role, names in given:
-            for n in names:
-                if n not in frame.columns:
+        given = [("qi", qi), ("sensitive", sensitive), ("numeric", numeric),
+                 ("label", label), ("passthrough", passthrough), ("ignore", ignore)]
+        for role, value in given:
+            for n in role_names(value, role):
+                if n not in position:
                     raise SdcevalError(
-                        f"column {n!r} (role {role}) is not in the data.{suggest(n, frame.columns)} "
-                        f"Columns: {', '.join(map(str, frame.columns))}")
+                        f"column {n!r} (role {role}) is not in the data.{suggest(n, names)} "
+                        f"Columns: {', '.join(names)}")
                 if n in roles:
+                    pair = {roles[n], role}
+                    why = ("a sensitive attribute cannot also be a quasi-identifier"
+                           if pair == {"qi", "sensitive"} else "a column has exactly one role")
                     raise SdcevalError(
-                        f"column {n!r} is given as both {roles[n]} and {role}; "
-                        "a sensitive attribute cannot also be a quasi-identifier")
+                        f"column {n!r} is given as both {roles[n]} and {role}; {why}")
                 roles[n] = role
         for n in list(hierarchies) + list(kinds):
-            if n not in frame.columns:
+            if n not in position:
                 raise SdcevalError(f"hierarchy/kind given for unknown column {n!r}."
-                                   f"{suggest(n, frame.columns)}")
+                                   f"{suggest(n, names)}")
         cols = []
-        for n in frame.columns:
-            kind = kinds.get(n) or ("numeric" if pd.api.types.is_numeric_dtype(frame[n])
-                                    and not pd.api.types.is_bool_dtype(frame[n]) else "categorical")
-            cols.append(ColumnSpec(str(n), roles.get(n, "ignore"), kind, hierarchies.get(n)))
+        for n in names:
+            h = hierarchies.get(n)
+            values = frame.iloc[:, position[n]]
+            if kinds.get(n):
+                kind = kinds[n]
+            elif h is not None:
+                kind = "numeric" if h.numeric else "categorical"
+            else:
+                kind = ("numeric" if pd.api.types.is_numeric_dtype(values)
+                        and not pd.api.types.is_bool_dtype(values) else "categorical")
+            cols.append(ColumnSpec(n, roles.get(n, "ignore"), kind, h))
         return cls(cols)
 
     @classmethod
@@ -147,38 +221,107 @@ class Schema:
                      ) -> "Schema":
         """Schema from a mapping as found in a TOML file::
 
-            qi = ["age", "sex"]
-            sensitive = "occupation"
+            qi = ["age", "sex"]                   # or one name: qi = "age"
+            sensitive = "occupation"              # or ["occupation"]
             numeric = []
             label = "income"
             passthrough = ["region"]              # published unchanged, on request
+            ignore = ["id"]                       # never used nor published (the default)
             [hierarchies]
-            age = "hierarchies/age.csv"          # or {file = "...", numeric = true}
+            age = "hierarchies/age.csv"           # numeric or not: see load_hierarchies
+            zip = {file = "zip.csv", numeric = false}
             [kinds]
             zip = "categorical"
         """
-        known = {"qi", "sensitive", "numeric", "label", "passthrough", "hierarchies", "kinds"}
-        extra = set(spec) - known
+        extra = set(spec) - SCHEMA_KEYS
         if extra:
             k = sorted(extra)[0]
-            raise SdcevalError(f"schema: unknown key {k!r}.{suggest(k, known)} "
-                               f"Keys: {', '.join(sorted(known))}")
-        kinds = dict(spec.get("kinds", {}))
-        hierarchies = {}
-        for col, h in dict(spec.get("hierarchies", {})).items():
-            if isinstance(h, Hierarchy):
-                hierarchies[col] = h
-                continue
-            if isinstance(h, str):
-                h = {"file": h}
-            path = Path(h["file"])
-            if base_dir is not None and not path.is_absolute():
-                path = base_dir / path
-            numeric = h.get("numeric")
-            if numeric is None:
-                numeric = col in frame.columns and pd.api.types.is_numeric_dtype(frame[col])
-            hierarchies[col] = Hierarchy.from_csv(path, name=col, numeric=bool(numeric))
+            raise SdcevalError(f"schema: unknown key {k!r}.{suggest(k, SCHEMA_KEYS)} "
+                               f"Keys: {', '.join(sorted(SCHEMA_KEYS))}")
+        hierarchies = load_hierarchies(spec, base_dir, frame=frame)
         return cls.from_roles(frame, qi=spec.get("qi", ()), sensitive=spec.get("sensitive"),
                               numeric=spec.get("numeric", ()), label=spec.get("label"),
-                              hierarchies=hierarchies, kinds=kinds,
-                              passthrough=spec.get("passthrough", ()))
+                              hierarchies=hierarchies, kinds=schema_kinds(spec),
+                              passthrough=spec.get("passthrough", ()),
+                              ignore=spec.get("ignore", ()))
+
+
+SCHEMA_KEYS = {"qi", "sensitive", "numeric", "label", "passthrough", "ignore", "hierarchies",
+               "kinds"}
+#: the keys of a schema that give roles (a schema without any lets the loader infer the
+#: roles of the columns it does not list under ``ignore``)
+ROLE_KEYS = ("qi", "sensitive", "numeric", "label", "passthrough")
+
+
+def schema_kinds(spec: Mapping) -> dict[str, str]:
+    """The ``[kinds]`` table, checked: column -> ``numeric`` | ``categorical``."""
+    kinds = spec.get("kinds") or {}
+    if not isinstance(kinds, Mapping):
+        raise SdcevalError("schema: [kinds] must map column names to \"numeric\" or "
+                           "\"categorical\"")
+    out = {}
+    for col, kind in kinds.items():
+        if kind not in KINDS:
+            raise SdcevalError(f"schema: [kinds] {col} = {kind!r}: a kind is \"numeric\" or "
+                               "\"categorical\"")
+        out[str(col)] = kind
+    return out
+
+
+def load_hierarchies(spec: Mapping, base_dir: Path | None = None,
+                     frame: pd.DataFrame | None = None) -> dict[str, Hierarchy]:
+    """The ``[hierarchies]`` of a schema mapping, loaded (paths relative to ``base_dir``).
+
+    Whether a hierarchy is numeric (leaves ordered as numbers, inner nodes intervals) or
+    categorical (leaves are codes, matched as text, so ``02310`` stays ``02310``), in this
+    order: the entry's ``numeric = true/false``; else the column's ``[kinds]``; else
+    categorical when ``frame`` holds the column as text; else decided by the file
+    (`Hierarchy.from_csv` with ``numeric=None``: numeric when every leaf is written as a
+    plain number and every inner node is an interval of them).  Called before the data
+    file is read, so that the loader can read categorical columns as text.
+    """
+    kinds = schema_kinds(spec)
+    entries = spec.get("hierarchies") or {}
+    if not isinstance(entries, Mapping):
+        raise SdcevalError("schema: [hierarchies] must map column names to files")
+    names = set(column_names(frame)) if frame is not None else None
+    out: dict[str, Hierarchy] = {}
+    for col, h in entries.items():
+        col = str(col)
+        if isinstance(h, Hierarchy):
+            out[col] = h
+            continue
+        if isinstance(h, (str, Path)):
+            h = {"file": h}
+        if not isinstance(h, Mapping) or "file" not in h or set(h) - {"file", "numeric"}:
+            raise SdcevalError(
+                f"schema: hierarchy of {col!r} must be a file name or "
+                f"{{ file = \"...\", numeric = true/false }}, got {h!r}")
+        numeric = h.get("numeric")
+        if numeric is not None and not isinstance(numeric, bool):
+            raise SdcevalError(f"schema: hierarchy of {col!r}: numeric must be true or false, "
+                               f"got {numeric!r}")
+        kind = kinds.get(col)
+        if numeric is not None and kind is not None and numeric != (kind == "numeric"):
+            raise SdcevalError(
+                f"column {col!r} is declared {kind} in [kinds] but its hierarchy entry says "
+                f"numeric = {'true' if numeric else 'false'}; keep one of the two")
+        if numeric is None and kind is not None:
+            numeric = kind == "numeric"
+        if numeric is None and names is not None and col in names:
+            values = frame.iloc[:, column_names(frame).index(col)]
+            if not pd.api.types.is_numeric_dtype(values):
+                numeric = False
+        path = Path(h["file"])
+        if base_dir is not None and not path.is_absolute():
+            path = Path(base_dir) / path
+        out[col] = Hierarchy.from_csv(path, name=col, numeric=numeric)
+    return out
+
+
+def text_columns(spec: Mapping, hierarchies: Mapping[str, Hierarchy]) -> list[str]:
+    """Columns a loader must read as text, exactly as written: those with a categorical
+    hierarchy and those declared categorical in ``[kinds]``."""
+    cols = [c for c, h in hierarchies.items() if not h.numeric]
+    cols += [c for c, k in schema_kinds(spec).items() if k == "categorical" and c not in cols]
+    return cols

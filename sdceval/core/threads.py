@@ -76,10 +76,32 @@ def per_worker(processes: int) -> tuple[int, int]:
     return processes, max(1, total // processes)
 
 
+_parallel_sections = 0
+
+
+def parallel_native() -> bool:
+    """Whether a `limited` section with more than one thread is running.
+
+    There, native code may run on helper threads that an exception in the main thread
+    does not stop: scipy's ``workers=`` functions run Python threads in native code, and
+    when Ctrl-C interrupts the main thread's join, unwinding frees memory they still
+    write to (a segfault).  The CLI therefore ends the process at once on a signal
+    inside such a section instead of raising (`sdceval.cli`)."""
+    return _parallel_sections > 0
+
+
 @contextmanager
 def limited(n: int | None = None) -> Iterator[int]:
     """Cap the native thread pools (BLAS, OpenMP) at ``n`` (default: the budget)."""
+    global _parallel_sections
     from threadpoolctl import threadpool_limits
     n = budget() if n is None else n
     with threadpool_limits(limits=n):
-        yield n
+        if n <= 1:
+            yield n
+            return
+        _parallel_sections += 1
+        try:
+            yield n
+        finally:
+            _parallel_sections -= 1

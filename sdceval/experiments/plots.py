@@ -1,28 +1,32 @@
 """Figures: risk curves (Domingo-Ferrer et al. Fig. 1) and P_loss–U_loss trade-off
 curves (Li & Li Fig. 2–3).  Matplotlib with the non-interactive Agg backend; files are
-written atomically."""
+written atomically.
+
+Matplotlib is imported when a figure is drawn, not with this module: importing it costs
+about half a second, which ``sdceval --help`` and ``sdceval list`` must not pay.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from sdceval.core.fileio import atomic_write  # noqa: E402
-from sdceval.catalog import get_method  # noqa: E402
+from sdceval.core.fileio import atomic_write
+from sdceval.catalog import get_method
 
 PAPER_LABELS = {"mdav": "micro", "noise": "noise", "rank_swap": "swap",
                 "multiplicative_noise": "Mnoise"}
 
 
+def _figure(**kw):
+    """A matplotlib `Figure` outside pyplot: rendered by Agg when saved, no display,
+    no global backend switch in the caller's session, nothing to close."""
+    from matplotlib.figure import Figure
+    return Figure(**kw)
+
+
 def _save(fig, path) -> Path:
     def w(p):
         fig.savefig(p, format="png", dpi=120, bbox_inches="tight")
-    out = atomic_write(path, w)
-    plt.close(fig)
-    return out
+    return atomic_write(path, w)
 
 
 def plot_risk_curves(comparisons, path, title: str | None = None) -> Path:
@@ -33,8 +37,8 @@ def plot_risk_curves(comparisons, path, title: str | None = None) -> Path:
     """
     comps = comparisons if isinstance(comparisons, (list, tuple)) else [comparisons]
     ncol = max(len(c.matches) for c in comps)
-    fig, axes = plt.subplots(len(comps), ncol, figsize=(3.3 * ncol, 3.0 * len(comps)),
-                             squeeze=False, sharey="row")
+    fig = _figure(figsize=(3.3 * ncol, 3.0 * len(comps)))
+    axes = fig.subplots(len(comps), ncol, squeeze=False, sharey="row")
     for row, comp in zip(axes, comps):
         for ax, match in zip(row, comp.matches):
             param = get_method(match.method).param(match.parameter)
@@ -71,7 +75,8 @@ def plot_tradeoff(points, path, x: str = "p_loss", y: str = "u_loss", by: str = 
                   ylabel: str = "utility loss U_loss") -> Path:
     """Trade-off curves, one line per ``by`` group (and ``style`` group), points in
     parameter order (Li & Li Fig. 2)."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig = _figure(figsize=(6.4, 4.6))
+    ax = fig.subplots()
     groups = [by] + ([style] if style and style in points.columns else [])
     markers = ["o", "s", "^", "D", "v", "x"]
     for i, (key, g) in enumerate(points.groupby(groups, sort=False)):

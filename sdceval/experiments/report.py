@@ -2,6 +2,12 @@
 published values (``[paper]``), a side-by-side comparison with pairwise-order agreement.
 Reports hold aggregates only, never records.
 
+``target_risk`` is the paper's printed matched risk; sdceval's default linkage scale
+(SPEC §4) is not the paper's, so the report sets it beside the target's value on the
+fitted per-attribute scale (`sdceval.measures.linkage`).  A ranking shown with a fitted
+default (`sdceval.compare.ranking.FITTED_CHOICES`) is footnoted as such, and pairs of
+values that are numerically 0 (< `NUMERICAL_ZERO`) are flagged in the agreement lines.
+
 ``[paper.<data>]`` layout::
 
     [paper.census]
@@ -19,7 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdceval.compare.frontier import describe_composition
+from sdceval.compare.ranking import fitted_notes, parse_measure_list
 from sdceval.core.fileio import write_text
+
+#: Below this a loss value is numerically zero: a propensity fit that cannot tell the
+#: tables apart leaves p̂ − ½ at rounding level (1e-16), so U is at most ~1e-30 (values
+#: of 1e-35..1e-30 are measured); the order of such values is rounding noise and can
+#: differ between machines, so the agreement lines flag the pairs that rest on it.
+NUMERICAL_ZERO = 1e-20
 
 
 def pairwise_agreement(paper: dict[str, float], ours: dict[str, float]) -> tuple[int, int]:
@@ -71,9 +85,43 @@ def paper_side_by_side(data: str, ours: dict[str, dict[str, float]], params: dic
                                         key=paper_vals.get))
             order_o = " < ".join(sorted((m for m in ours if k in ours[m]),
                                         key=lambda m: ours[m][k]))
+            zeros = [m for m in ours if ours[m].get(k) is not None
+                     and abs(ours[m][k]) < NUMERICAL_ZERO]
+            caveat = ""
+            if len(zeros) >= 2:
+                pairs = len(zeros) * (len(zeros) - 1) // 2
+                caveat = (f"; {len(zeros)} of our values are numerically 0 (< "
+                          f"{NUMERICAL_ZERO:g}: {', '.join(zeros)}), so {pairs} of these "
+                          f"pairs {'is' if pairs == 1 else 'are'} ordered by rounding "
+                          "noise, not by the data")
             notes.append(f"- {data} {k}: {a}/{t} pairwise orderings agree with the paper "
-                         f"(paper: {order_p}; {label}: {order_o})")
+                         f"(paper: {order_p}; {label}: {order_o}){caveat}")
     return df, notes
+
+
+def seed_agreement_lines(df: pd.DataFrame, paper: dict) -> list[str]:
+    """For an evaluation run over several seeds: per measure, the paper-order agreement
+    of each seed separately (the pivot table averages the seeds)."""
+    data = df["data"].iloc[0]
+    pm = paper.get(data, {}).get("methods", {})
+    seeds = sorted(df["seed"].unique())
+    if len(seeds) < 2 or not pm:
+        return []
+    lines = []
+    for label in df["measure"].unique():
+        base = label.split("(")[0]
+        if not any(base in v for v in pm.values()):
+            continue
+        paper_vals = {m: pm[m].get(base) for m in pm}
+        counts = []
+        for seed in seeds:
+            sub = df[(df["measure"] == label) & (df["seed"] == seed)]
+            ours = dict(zip(sub["method"], sub["value"]))
+            a, t = pairwise_agreement(paper_vals, ours)
+            counts.append(f"{a}")
+        lines.append(f"- {data} {label}: pairwise orderings agreeing with the paper, "
+                     f"seeds {seeds[0]}..{seeds[-1]}: {', '.join(counts)} (of {t})")
+    return lines
 
 
 def write_report(result, out: Path) -> list[Path]:
@@ -90,13 +138,21 @@ def write_report(result, out: Path) -> list[Path]:
         for key, comp in result.comparisons.items():
             lines += [f"### {key}: target {comp.risk_measure} = {comp.target:.4g}"
                       + (f" (risk of `{comp.reference}`)" if comp.reference else ""), "",
-                      _md(comp.table()), ""]
+                      "Every risk reading of each matched release is shown next to the "
+                      "matched `risk`.", "", _md(comp.table()), ""]
+            lines += [f"* {note}" for note in comp.footnotes()] + [""]
             if spec.paper.get(comp.dataset):
                 params = {m.method: m.value for m in comp.matches}
                 df, notes = paper_side_by_side(comp.dataset, comp.utilities, params,
                                                spec.paper, label="ours (bisection)")
                 target = spec.paper[comp.dataset].get("target_risk")
-                lines += [f"Paper vs ours (paper's matched risk: {target}):", "", _md(df), ""]
+                ref = comp.reference.split(":")[0] if comp.reference else None
+                other = {k: v for k, v in comp.risk_readings.get(ref, {}).items()
+                         if k.startswith(f"{comp.risk_measure}(")}
+                same = "".join(f"; our target {comp.target:.4g} is {k} = {v:.4g}"
+                               for k, v in other.items())
+                lines += [f"Paper vs ours (paper's printed matched risk: {target}{same}):",
+                          "", _md(df), ""]
                 lines += notes + [""]
     if result.evaluations:
         lines += ["## Evaluations at fixed parameters", ""]
@@ -115,8 +171,14 @@ def write_report(result, out: Path) -> list[Path]:
                           for _, r in wide.iterrows()}
                 t, notes = paper_side_by_side(data, ours, params, spec.paper,
                                               label="ours (paper's parameters)")
-                lines += ["Paper vs ours at the paper's parameters:", "", _md(t), ""]
-                lines += notes + [""]
+                lines += ["Paper vs ours at the paper's parameters"
+                          + (" (values averaged over the seeds)"
+                             if df["seed"].nunique() > 1 else "") + ":", "", _md(t), ""]
+                lines += notes + seed_agreement_lines(df, spec.paper) + [""]
+                job = next((j for j in spec.jobs if j.key == key), None)
+                used = parse_measure_list(job.options.get("measures", ["linkage_risk"])) \
+                    if job else {}
+                lines += [f"* {n}" for n in fitted_notes(used.values())] + [""]
     for key, tr in result.tradeoffs.items():
         lines += tradeoff_lines(tr)
     files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
@@ -131,5 +193,6 @@ def tradeoff_lines(res) -> list[str]:
             if c in res.points.columns]
     lines += ["", _md(res.points[cols]), "",
               f"Efficient frontier (P_loss, {res.measures[1] if len(res.measures) > 1 else ''}"
-              f"): {len(res.frontier)} points", "", _md(res.frontier[cols]), ""]
+              f"): {describe_composition(res.frontier, len(res.points))}", "",
+              _md(res.frontier[cols]), ""]
     return lines

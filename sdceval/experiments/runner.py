@@ -6,15 +6,15 @@ a run is exactly reproducible.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
-from sdceval.compare.ranking import (MethodMatch, assemble, check_comparison, match_method,
-                                     parse_measure_list, parse_reference, resolve_target)
+from sdceval.compare.ranking import (MethodMatch, assemble, check_comparison, check_risks,
+                                     match_method, parse_measure_list, parse_reference,
+                                     resolve_target, typed_params)
 from sdceval.core.loaders import open_ref
 from sdceval.core.fileio import write_csv, write_json
 from sdceval.catalog import get_measure, get_method
@@ -24,25 +24,38 @@ from sdceval.experiments.spec import ExperimentSpec, Job, load_spec
 
 # -- tasks (pure functions of picklable arguments) ----------------------------------
 def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
-               fixed_params) -> MethodMatch:
+               fixed_params, risks=None) -> MethodMatch:
     ds = open_ref(data_ref)
     return match_method(ds, method, target_value, risk=risk, risk_params=risk_params,
                         utilities=utilities, seed=seed, repeats=repeats,
-                        fixed_params=fixed_params)
+                        fixed_params=fixed_params, risks=risks)
 
 
 def task_evaluate(data_ref, release, measures, seed) -> list[dict]:
+    """One release, every measure.  A risk measure's other readings of the same release
+    (``details["readings"]``: linkage_risk's re-identification rates and its value in
+    the other scale) become rows too, with ``reading_of`` naming the measure, so a
+    table of risks at fixed parameters shows them as `compare` does at matched ones."""
     ds = open_ref(data_ref)
     name, params = parse_reference(release)
     spec = get_method(name)
     rel = spec.apply(ds, params, seed=seed)
-    rows = []
+    params = typed_params(name, params)  # "5" from the text -> 5 (k is an int)
+    base = {"data": ds.name, "release": release, "method": name,
+            **{f"param_{k}": v for k, v in params.items()}, "seed": seed}
+    rows, readings = [], []
     for label, (mname, mparams) in measures.items():
         m = get_measure(mname).evaluate(ds, rel, mparams)
-        rows.append({"data": ds.name, "release": release, "method": name,
-                     **{f"param_{k}": v for k, v in params.items()}, "seed": seed,
-                     "measure": label, "value": m.value,
-                     "larger_is_worse": m.larger_is_worse})
+        rows.append({**base, "measure": label, "value": m.value,
+                     "larger_is_worse": m.larger_is_worse, "reading_of": None})
+        for k, v in (m.details.get("readings") or {}).items():
+            readings.append({**base, "measure": k, "value": float(v),
+                             "larger_is_worse": None, "reading_of": label})
+    seen = {r["measure"] for r in rows}
+    for r in readings:  # one row per reading (two linkage variants share their rates)
+        if r["measure"] not in seen:
+            seen.add(r["measure"])
+            rows.append(r)
     return rows
 
 
@@ -61,7 +74,10 @@ class ExperimentResult:
                  f"results in {self.out}"]
         for key, comp in self.comparisons.items():
             lines.append(f"\n[{key}] target {comp.risk_measure} = {comp.target:.4g}")
-            lines.append(comp.table().to_string(index=False))
+            table = comp.table()
+            lines.append(table.to_string(index=False, formatters={
+                c: _fmt for c in table.columns if table[c].dtype in (float, object)}))
+            lines += [f"* {note}" for note in comp.footnotes()]
         for key, df in self.evaluations.items():
             lines.append(f"\n[{key}]")
             if not df.empty:
@@ -75,6 +91,16 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """Rows of ``df`` for JSON: full float precision (``DataFrame.to_json`` rounds to 10
+    digits), ints kept as ints, missing values as ``null``."""
+    return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
+
 def _run_comparison(job: Job, spec: ExperimentSpec, executor, say) -> Any:
     o = job.options
     ref = job.data_ref()
@@ -83,6 +109,7 @@ def _run_comparison(job: Job, spec: ExperimentSpec, executor, say) -> Any:
     risk, rparams = parse_reference(o.get("risk", "linkage_risk"))
     _, rparams, utils = check_comparison(methods, risk, rparams,
                                          o.get("utilities", ["propensity", "emd"]))
+    risks = check_risks(o.get("risks"))
     target, reference = resolve_target(ds, o.get("target", "mdav:k=5"), risk, rparams,
                                        spec.seed)
     say(f"[{job.key}] target {risk} = {target:.6g}"
@@ -90,7 +117,8 @@ def _run_comparison(job: Job, spec: ExperimentSpec, executor, say) -> Any:
         + f"; matching {len(methods)} methods")
     tasks = [dict(data_ref=ref, method=m, target_value=target, risk=risk,
                   risk_params=rparams, utilities=utils, seed=spec.seed,
-                  repeats=spec.repeats, fixed_params=o.get("method_params", {}).get(m))
+                  repeats=spec.repeats, fixed_params=o.get("method_params", {}).get(m),
+                  risks=risks)
              for m in methods]
     matches = executor.map(task_match, tasks, progress=_bar(say, job.key, len(tasks)))
     return assemble(ds.name, matches, target=target, reference=reference, risk=risk,
@@ -108,7 +136,13 @@ def _run_evaluation(job: Job, spec: ExperimentSpec, executor, say) -> pd.DataFra
     rows = [row for res in executor.map(task_evaluate, tasks,
                                         progress=_bar(say, job.key, len(tasks)))
             for row in res]
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for c in df.columns:
+        if c.startswith("param_"):
+            # releases of different methods leave each other's parameters empty; an int
+            # column with gaps would turn float (k = 5.0): keep the registered types
+            df[c] = pd.Series([r.get(c) for r in rows], dtype=object, index=df.index)
+    return df
 
 
 def _bar(say, key: str, total: int) -> Callable | None:
@@ -157,8 +191,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                "file": str(spec.path), "seed": spec.seed, "repeats": spec.repeats,
                "reduced": reduced,
                "comparisons": {k: c.to_dict() for k, c in result.comparisons.items()},
-               "evaluations": {k: json.loads(d.to_json(orient="records"))
-                               for k, d in result.evaluations.items()},
+               "evaluations": {k: records(d) for k, d in result.evaluations.items()},
                "tradeoffs": {k: t.to_dict() for k, t in result.tradeoffs.items()},
                "paper": spec.paper}
     result.files.append(write_json(payload, out / "results.json"))

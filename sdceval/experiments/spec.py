@@ -16,6 +16,9 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     risk = "linkage_risk"    # parameters after a colon: "linkage_risk:aggregate=mean"
     target = "mdav:k=5"      # or a number
     utilities = ["propensity", "emd"]
+    risks = []               # extra risk measures read at each matched release; the
+                             # matched measure's own readings (re-identification
+                             # rates, other scale) are always reported
 
     [[evaluation]]           # fixed parameterizations x measures
     data = "census"
@@ -26,7 +29,7 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     [[tradeoff]]             # Li & Li privacy-model grids (P_loss vs U_loss)
     data = "adult"
     models = ["k", "l", "t", "delta"]
-    method = "generalization"
+    method = "mondrian"      # mondrian | bucketization | both
     measures = ["p_loss", "u_loss", "query_error"]
     [tradeoff.grids]
     k = [10, 50]
@@ -56,7 +59,7 @@ _EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "worke
 _DATA_KEYS = {"data", "schema", "qi", "sensitive", "numeric", "label"}
 _JOB_KEYS = {
     "comparison": _DATA_KEYS | {"methods", "risk", "target", "utilities", "method_params",
-                                "title"},
+                                "risks", "title"},
     "evaluation": _DATA_KEYS | {"releases", "measures", "seeds", "title"},
     "tradeoff": _DATA_KEYS | {"models", "method", "grids", "measures", "title",
                               "model_params"},
@@ -181,6 +184,8 @@ def _validate_job(kind: str, opts: dict, where: str) -> None:
                     name, params = parse_reference(target)
                     get_method(name).resolve(params)
             parse_measure_list(opts.get("utilities", ["propensity", "emd"]))
+            from sdceval.compare.ranking import check_risks
+            check_risks(opts.get("risks"))
         elif kind == "evaluation":
             if not opts.get("releases"):
                 raise SdcevalError("'releases' is required, e.g. [\"mdav:k=5\"]")

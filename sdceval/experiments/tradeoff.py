@@ -9,7 +9,8 @@ import pandas as pd
 
 from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
-from sdceval.compare.tradeoff import DEFAULT_MEASURES, TradeoffResult, compute_tradeoff
+from sdceval.compare.tradeoff import (DEFAULT_MEASURES, DEFAULT_METHOD, TradeoffResult,
+                                      compute_tradeoff)
 from sdceval.core.fileio import write_csv, write_json
 from sdceval.core.loaders import ref_of
 from sdceval.experiments.executor import make_executor
@@ -50,7 +51,7 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s).strip("_")
 
 
-def run_tradeoff(dataset, *, models=None, method: str = "generalization", grids=None,
+def run_tradeoff(dataset, *, models=None, method: str = DEFAULT_METHOD, grids=None,
                  measures=None, seed: int = 0, out="out/tradeoff",
                  progress: Callable[[str], None] | None = None, workers: int = 1
                  ) -> TradeoffResult:
@@ -71,7 +72,7 @@ def run_tradeoff_job(job, spec, executor, say, out: Path) -> TradeoffResult:
     o = job.options
     meas = o.get("measures", DEFAULT_MEASURES)
     points = compute_tradeoff(job.data_ref(), models=o.get("models"),
-                              method=o.get("method", "generalization"),
+                              method=o.get("method", DEFAULT_METHOD),
                               grids=o.get("grids", {}), measures=meas,
                               model_params=o.get("model_params", {}), seed=spec.seed,
                               executor=executor, progress=say)

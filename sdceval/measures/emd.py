@@ -24,7 +24,12 @@ Decisions where the paper is ambiguous (SPEC §4)
   seeds at 10 clusters, 1 of 3 at 20, 3 of 3 at 50; on Census the bisected parameters
   give 1/3, 3/3, 3/3.  At 50 clusters the order is the same for every seed on both data
   sets (measured with seeds 0–2, range and z-score scaling; docs/reproduction.md).
-  The values are smaller than at 10 clusters (finer summaries move less mass far).  Rows are sorted lexicographically before
+  The values are smaller than at 10 clusters (finer summaries move less mass far).
+  The range scaling is computed on columns first divided by a power of two
+  (`sdceval.core.scaling`; exact, so ordinary data give the same bits): values near
+  1e300 or 1e-300 give the value of ordinary data.  A release more than
+  ``MAX_RANGES`` original ranges away from the original is refused (k-means would
+  overflow squaring it).  Rows are sorted lexicographically before
   clustering, which makes the value independent of row order and guarantees that equal
   tables give identical clusters, hence ``U_emd(X, X) = 0`` exactly.
 * Cluster means are recomputed from the final labels (not taken from the solver's
@@ -42,21 +47,26 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import ot
-from scipy.spatial.distance import cdist
-from sklearn.cluster import KMeans
 
+from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures._numeric_pair import numeric_pair
+from sdceval.core.scaling import column_exponents, to_unit
+from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
 
 N_INIT = 10
+#: largest released value accepted, in original ranges from the original's minimum:
+#: k-means squares the coordinates, so they must stay far below sqrt(1.8e308)
+MAX_RANGES = 1e100
 
 
 def cluster_distribution(a: np.ndarray, n_clusters: int, seed: int
                          ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """k-means summary of the rows of ``a``: (cluster means, cluster shares, warnings)."""
+    # scikit-learn takes ~0.5 s to import: load it only when a distance is computed
+    from sklearn.cluster import KMeans
+
     a = a[np.lexsort(a.T[::-1])]  # canonical row order: the result ignores row order
     k = min(n_clusters, len(np.unique(a, axis=0)))
     with warnings.catch_warnings(record=True) as caught:
@@ -73,12 +83,29 @@ def cluster_distribution(a: np.ndarray, n_clusters: int, seed: int
 
 def emd_distance(x: np.ndarray, y: np.ndarray, n_clusters: int = 50, seed: int = 0
                  ) -> tuple[float, dict]:
-    """Eq. (2) for the rows of ``x`` (original) and ``y`` (release); see module notes."""
+    """Eq. (2) for the rows of ``x`` (original) and ``y`` (release); see module notes.
+
+    Raises `SdcevalError` if a released value lies more than ``MAX_RANGES`` original
+    ranges from the original's minimum."""
+    import ot   # POT loads slowly (it imports scikit-learn and more): only when needed
+    from scipy.spatial.distance import cdist
+
+    exp = column_exponents(x)
+    x = to_unit(x, exp)
     lo = x.min(axis=0)
     span = x.max(axis=0) - lo
-    span = np.where(span > 0, span, 1.0)
+    # a constant attribute keeps scale 1 in its original units, i.e. 2**-e here
+    span = np.where(span > 0, span, np.ldexp(1.0, -exp))
+    with np.errstate(over="ignore", invalid="ignore"):
+        # a release far outside the original's range overflows here: refused below
+        ys = (to_unit(y, exp) - lo) / span
+    if not np.abs(ys).max(initial=0.0) <= MAX_RANGES:
+        raise SdcevalError(
+            f"emd: some released values lie more than {MAX_RANGES:g} times the original's "
+            "range away from it, beyond the range k-means can square; is the release in "
+            "the same units as the data set?")
     cx, wx, warn_x = cluster_distribution((x - lo) / span, n_clusters, seed)
-    cy, wy, warn_y = cluster_distribution((y - lo) / span, n_clusters, seed)
+    cy, wy, warn_y = cluster_distribution(ys, n_clusters, seed)
     cost = cdist(cx, cy)  # exact differences: equal means give exactly 0
     flow = ot.emd(wx, wy, cost)
     value = float((flow * cost).sum() / flow.sum())
@@ -87,7 +114,8 @@ def emd_distance(x: np.ndarray, y: np.ndarray, n_clusters: int = 50, seed: int =
 
 
 @register_measure(
-    "emd", category="utility", larger_is_worse=True,
+    "emd", category="utility", direction="lower_is_better", kinds=NUMERIC_KINDS,
+    needs=("numeric",),
     params=[
         Param("n_clusters", int, 50, low=1,
               description="k-means clusters per table (capped at its distinct rows)"),
@@ -116,5 +144,5 @@ def emd(dataset, release: Release, *, n_clusters: int = 50, seed: int = 0) -> Me
     """
     x, y = numeric_pair(dataset, release, "emd")
     value, details = emd_distance(x, y, n_clusters, seed)
-    return Measurement("emd", value, per_record=None, larger_is_worse=True,
+    return Measurement("emd", value, per_record=None,
                        details={"n_clusters": n_clusters, "seed": seed, **details})

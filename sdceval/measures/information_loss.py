@@ -40,12 +40,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import cell_loss
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures.attribute_disclosure import release_classes
+
+#: the release kinds these measures read (classes and generalized cells; a bucketized
+#: release's cells are exact)
+_KINDS = ("generalized", "bucketized")
 
 
 # -- building blocks (also used by the lattice search) ------------------------------
@@ -68,48 +70,10 @@ def glm_per_record(dataset, cells: dict, suppressed: np.ndarray | None = None,
     return total / len(dataset.schema.qis) if normalized else total
 
 
-def _suppressed(dataset, release: Release) -> np.ndarray:
-    s = release.suppressed
-    if s is None:
-        return np.zeros(dataset.n, dtype=bool)
-    s = np.asarray(s, dtype=bool)
-    if s.shape != (dataset.n,):
-        raise SdcevalError(f"release of {release.method!r} has {s.shape} suppression flags; "
-                           f"expected one per record ({dataset.n})")
-    return s
-
-
-def _cells(dataset, release: Release, who: str) -> dict:
-    qis = dataset.schema.qis
-    if not qis:
-        raise SdcevalError(f"{who}: data set {dataset.name!r} has no quasi-identifiers; "
-                           "give some columns role 'qi'")
-    if release.cells is None:
-        raise SdcevalError(
-            f"{who} needs generalized cells, but the {release.kind} release of "
-            f"{release.method!r} has none (Release.cells is None); use a generalization, "
-            "Mondrian or bucketization release")
-    missing = [q for q in qis if q not in release.cells]
-    if missing:
-        raise SdcevalError(f"{who}: release of {release.method!r} has no cells for QI(s) "
-                           f"{', '.join(map(repr, missing))}")
-    out = {}
-    for q in qis:
-        lo, hi = (np.asarray(a) for a in release.cells[q])
-        m = dataset.hierarchy(q).n_leaves
-        if lo.shape != (dataset.n,) or hi.shape != (dataset.n,):
-            raise SdcevalError(f"{who}: cells of QI {q!r} have shape {lo.shape}; expected "
-                               f"one per record ({dataset.n})")
-        if len(lo) and (lo.min() < 0 or hi.max() >= m or (lo > hi).any()):
-            raise SdcevalError(f"{who}: cells of QI {q!r} are not leaf-code ranges "
-                               f"0 <= lo <= hi <= {m - 1}")
-        out[q] = (lo, hi)
-    return out
-
-
 # -- measures -------------------------------------------------------------------------
 @register_measure(
-    "glm", category="information_loss", larger_is_worse=True,
+    "glm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    needs=("qis", "cells"),
     params=[Param("normalized", bool, True,
                   description="per record the mean over QIs and value the mean over "
                               "records (0..1); false: sums (Iyengar, Dewri et al.)")],
@@ -124,21 +88,21 @@ def glm(dataset, release: Release, *, normalized: bool = True) -> Measurement:
         ``value`` mean (or sum) of ``per_record``; ``details``: ``per_qi`` (mean loss of
         each QI over all records, suppressed ones counting 1) and ``suppressed``.
     """
-    cells = _cells(dataset, release, "glm")
-    supp = _suppressed(dataset, release)
-    losses = qi_losses(dataset, cells, supp)
+    supp = release.suppressed
+    losses = qi_losses(dataset, release.cells, supp)
     per = sum(losses.values())
     if normalized:
         per = per / len(losses)
     value = float(per.mean() if normalized else per.sum())
-    return Measurement("glm", value, per, larger_is_worse=True,
+    return Measurement("glm", value, per,
                        details={"per_qi": {q: float(v.mean()) for q, v in losses.items()},
                                 "suppressed": int(supp.sum()),
                                 "normalized": normalized})
 
 
 @register_measure(
-    "cm", category="information_loss", larger_is_worse=True,
+    "cm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    needs=("label",),
     description="classification metric (Iyengar): share of records that are suppressed or "
                 "whose label differs from their class's majority label")
 def cm(dataset, release: Release) -> Measurement:
@@ -151,12 +115,8 @@ def cm(dataset, release: Release) -> Measurement:
         records) and ``suppressed``.
     """
     label = dataset.schema.label
-    if label is None:
-        raise SdcevalError(
-            f"cm needs a class label, but data set {dataset.name!r} has none; give one "
-            "column role 'label' (e.g. --label income)")
-    classes, n_classes = release_classes(dataset, release, "cm")
-    supp = _suppressed(dataset, release)
+    classes, n_classes = release.class_index()
+    supp = release.suppressed
     lab, _ = pd.factorize(dataset.frame[label], sort=False)
     n_lab = int(lab.max()) + 1
     counts = np.bincount(classes * n_lab + lab, weights=(~supp).astype(float),
@@ -164,12 +124,13 @@ def cm(dataset, release: Release) -> Measurement:
     majority = counts.argmax(axis=1)
     minority = (lab != majority[classes]) & ~supp
     per = (minority | supp).astype(np.float64)
-    return Measurement("cm", float(per.mean()), per, larger_is_worse=True,
+    return Measurement("cm", float(per.mean()), per,
                        details={"minority": int(minority.sum()), "suppressed": int(supp.sum())})
 
 
 @register_measure(
-    "discernibility", category="information_loss", larger_is_worse=True,
+    "discernibility", category="information_loss", direction="lower_is_better",
+    kinds=_KINDS,
     description="discernibility metric (Bayardo & Agrawal): sum of squared class sizes, "
                 "N per suppressed record")
 def discernibility(dataset, release: Release) -> Measurement:
@@ -182,18 +143,19 @@ def discernibility(dataset, release: Release) -> Measurement:
         value; ``details``: ``normalized`` = DM / N² (1/N for distinct records, 1 for a
         single class or full suppression).
     """
-    classes, n_classes = release_classes(dataset, release, "discernibility")
-    supp = _suppressed(dataset, release)
+    classes, n_classes = release.class_index()
+    supp = release.suppressed
     sizes = np.bincount(classes, weights=(~supp).astype(float), minlength=n_classes)
     n = dataset.n
     per = np.where(supp, float(n), sizes[classes])
     value = float(per.sum())
-    return Measurement("discernibility", value, per, larger_is_worse=True,
+    return Measurement("discernibility", value, per,
                        details={"normalized": value / n ** 2, "suppressed": int(supp.sum())})
 
 
 @register_measure(
-    "avg_class_size", category="information_loss", larger_is_worse=True,
+    "avg_class_size", category="information_loss", direction="lower_is_better",
+    kinds=_KINDS,
     params=[Param("k", int, None, low=1,
                   description="if given, divide by k (LeFevre et al.'s C_avg)")],
     description="average equivalence class size: kept records / classes of kept records "
@@ -206,11 +168,11 @@ def avg_class_size(dataset, release: Release, *, k: int | None = None) -> Measur
     Measurement
         No per-record vector; ``details``: ``n_classes`` and ``kept`` (records).
     """
-    classes, _ = release_classes(dataset, release, "avg_class_size")
-    supp = _suppressed(dataset, release)
+    classes, _ = release.class_index()
+    supp = release.suppressed
     kept = classes[~supp] if (~supp).any() else classes
     n_classes = len(np.unique(kept))
     value = len(kept) / n_classes / (k if k is not None else 1)
-    return Measurement("avg_class_size", float(value), None, larger_is_worse=True,
+    return Measurement("avg_class_size", float(value), None,
                        details={"n_classes": int(n_classes), "kept": int((~supp).sum()),
                                 **({"k": k} if k is not None else {})})

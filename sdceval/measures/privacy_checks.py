@@ -3,10 +3,11 @@ release actually achieves (SPEC §4, "Privacy checks"; Li & Li §2.2).
 
 Each check evaluates the *same* model objects Mondrian enforces (`sdceval.privacy`) on
 the release's classes: equivalence classes (generalization, Mondrian), buckets
-(bucketization, Anatomy) or groups (microaggregation).  The sensitive counts per class
-come from ``release.sensitive_codes`` when the release has them (bucketized releases:
-the permuted codes, whose multiset per bucket is the original's), else from the data
-set.  ``Q`` is the whole table's sensitive distribution.
+(bucketization, Anatomy) or groups (microaggregation: a perturbative release with
+classes; the registry refuses one without).  The sensitive counts per class come from
+`Release.sensitive` (bucketized releases: the permuted codes, whose multiset per bucket
+is the original's; otherwise the data set's).  ``Q`` is the whole table's sensitive
+distribution.
 
 * ``k_anonymity``: value = min class size; per record = its class size.
 * ``l_diversity``: value = min over classes of the achieved ℓ (``variant``).
@@ -26,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from sdceval import privacy
-from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 
@@ -34,25 +34,16 @@ _SUPP = Param("include_suppressed", bool, False,
               description="count the class of suppressed ('*') records in the value")
 
 
+#: releases with classes: equivalence classes, buckets, microaggregation groups
+_KINDS = ("generalized", "bucketized", "perturbative")
+
+
 def _check(dataset, release, model: privacy.PrivacyModel, who: str,
            include_suppressed: bool, threshold_given: bool) -> Measurement:
-    if release.classes is None:
-        raise SdcevalError(
-            f"measure {who!r} needs a release with equivalence classes or buckets "
-            f"(mondrian, generalization, bucketization, anatomy, mdav); the release of "
-            f"{release.method!r} has none")
-    if len(release.classes) != dataset.n:
-        raise SdcevalError(f"measure {who!r}: the release has {len(release.classes)} class "
-                           f"ids but the data set has {dataset.n} records")
     sens = dataset.schema.sensitive
     if model.needs_sensitive:
-        if sens is None:
-            raise SdcevalError(f"measure {who!r} needs a sensitive attribute, but data set "
-                               f"{dataset.name!r} has none; give one (e.g. --sensitive COL)")
         S = dataset.hierarchy(sens).n_leaves
-        codes = release.sensitive_codes
-        if codes is None:
-            codes = dataset.codes(sens)
+        codes = release.sensitive(dataset)
         Q = privacy.table_distribution(dataset.codes(sens), S)
     else:
         S, codes, Q = 1, np.zeros(dataset.n, dtype=np.int64), np.ones(1)
@@ -77,12 +68,12 @@ def _check(dataset, release, model: privacy.PrivacyModel, who: str,
         details.update(satisfies=bool(not bad.any()), threshold=model.threshold,
                        violating_classes=int(bad.sum()),
                        violating_records=int(np.bincount(inverse, minlength=len(counts))[bad].sum()))
-    return Measurement(who, value, per_record.astype(np.float64),
-                       larger_is_worse=not model.larger_is_safer, details=details)
+    return Measurement(who, value, per_record.astype(np.float64), details=details)
 
 
 @register_measure(
-    "k_anonymity", category="privacy", larger_is_worse=False,
+    "k_anonymity", category="privacy", direction="higher_is_better", kinds=_KINDS,
+    needs=("classes",),
     params=[Param("k", int, None, low=1, description="if given, report whether every "
                                                      "class has >= k records"), _SUPP],
     description="k-anonymity achieved: the smallest equivalence class / bucket size")
@@ -92,7 +83,8 @@ def k_anonymity(dataset, release, *, k=None, include_suppressed=False) -> Measur
 
 
 @register_measure(
-    "l_diversity", category="privacy", larger_is_worse=False,
+    "l_diversity", category="privacy", direction="higher_is_better", kinds=_KINDS,
+    needs=("classes", "sensitive"),
     params=[Param("variant", str, "probabilistic", choices=privacy.L_VARIANTS,
                   description="probabilistic (n / max count, Li & Li), distinct "
                               "(number of values) or entropy (exp of the entropy)"),
@@ -106,7 +98,8 @@ def l_diversity(dataset, release, *, variant="probabilistic", l=None,  # noqa: E
 
 
 @register_measure(
-    "t_closeness", category="privacy", larger_is_worse=True,
+    "t_closeness", category="privacy", direction="lower_is_better", kinds=_KINDS,
+    needs=("classes", "sensitive"),
     params=[Param("distance", str, "emd", choices=privacy.DISTANCES,
                   description="emd (Li, Li & Venkatasubramanian) or js (Jensen–Shannon, "
                               "natural log, Li & Li)"),
@@ -119,14 +112,14 @@ def l_diversity(dataset, release, *, variant="probabilistic", l=None,  # noqa: E
                 "distribution and the table's")
 def t_closeness(dataset, release, *, distance="emd", ground="auto", t=None,
                 include_suppressed=False) -> Measurement:
-    sens = dataset.schema.sensitive
-    h = dataset.hierarchy(sens) if sens is not None else None
+    h = dataset.hierarchy(dataset.schema.sensitive)
     model = privacy.TCloseness(1.0 if t is None else t, distance, ground, h)
     return _check(dataset, release, model, "t_closeness", include_suppressed, t is not None)
 
 
 @register_measure(
-    "delta_disclosure", category="privacy", larger_is_worse=True,
+    "delta_disclosure", category="privacy", direction="lower_is_better", kinds=_KINDS,
+    needs=("classes", "sensitive"),
     params=[Param("delta", float, None, low=0.0, low_inclusive=False,
                   description="if given, report whether every class is within δ"), _SUPP],
     description="δ-disclosure achieved: the largest |ln(P_class(s)/Q(s))| over classes "

@@ -32,7 +32,15 @@ Decisions where the paper is ambiguous (SPEC §4)
 * Standardization.  Attributes are z-scored with the *original's* mean and standard
   deviation, then every model term is z-scored with the original part's mean and
   standard deviation (a term constant there uses the pooled one; a term constant in
-  both tables is dropped), so the penalty treats all terms alike.
+  both tables is dropped), so the penalty treats all terms alike.  The z-scores are
+  computed on columns first divided by a power of two (`sdceval.core.scaling`; exact,
+  so ordinary data give the same bits), so values near 1e300 or 1e-300 give the value
+  of ordinary data.  A release so far outside the original that a standardized model
+  term exceeds ``MAX_TERM`` (e.g. a value 1e4 original standard deviations from the
+  mean, squared) is refused with an error: the Hessian of the fit then has a condition
+  number beyond 1e16, the solver fails and the value it returns is meaningless (0 where
+  the truth is near the separable maximum).  Original records themselves cannot
+  trigger it: a z-score within a table of n rows is at most sqrt(n).
 
 ``per_record`` holds, for original record ``i``, the mean of (p̂ − ½)² over its two
 rows (the original and the released one); its mean is ``U_ps``.
@@ -49,14 +57,18 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
+from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures._numeric_pair import numeric_pair
+from sdceval.core.scaling import column_exponents, to_unit
+from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
 
 MODELS = ("linear", "quadratic", "pairwise", "interactions")
+#: largest |standardized model term| accepted: up to ~1e9 the Newton fit converges (a
+#: released record 3e4 sds out, squared); at 1e10 it no longer does (measured)
+MAX_TERM = 1e8
 
 
 def model_terms(z: np.ndarray, model: str) -> np.ndarray:
@@ -82,11 +94,27 @@ def _scale(a: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
                       ridge: float = 0.01, max_iter: int = 200) -> tuple[np.ndarray, dict]:
-    """Fitted P(T = 1) for the stacked rows ``[x; y]`` and fit diagnostics."""
-    stacked = np.vstack([x, y])
-    z = _scale(stacked, x)
-    terms = model_terms(z, model)
-    terms = _scale(terms, terms[:len(x)])
+    """Fitted P(T = 1) for the stacked rows ``[x; y]`` and fit diagnostics.
+
+    Raises `SdcevalError` if a standardized model term exceeds ``MAX_TERM`` (a release
+    far outside the original's range)."""
+    # scikit-learn takes ~0.5 s to import: load it only when a score is computed
+    from sklearn.linear_model import LogisticRegression
+
+    exp = column_exponents(x)
+    x = to_unit(x, exp)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # a release far outside the original's range overflows here: refused below
+        stacked = np.vstack([x, to_unit(y, exp)])
+        z = _scale(stacked, x)
+        terms = model_terms(z, model)
+        terms = _scale(terms, terms[:len(x)])
+    if not np.abs(terms).max(initial=0.0) <= MAX_TERM:
+        raise SdcevalError(
+            f"propensity: some released values lie so far outside the original's range "
+            f"(model terms beyond {MAX_TERM:g} original standard deviations) that the "
+            "logistic fit cannot be computed in float64; is the release in the same units "
+            "as the data set?")
     target = np.r_[np.zeros(len(x)), np.ones(len(y))]
     info = {"n_terms": int(terms.shape[1])}
     if terms.shape[1] == 0:  # every attribute constant in both tables
@@ -113,7 +141,8 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
 
 
 @register_measure(
-    "propensity", category="utility", larger_is_worse=True,
+    "propensity", category="utility", direction="lower_is_better", kinds=NUMERIC_KINDS,
+    needs=("numeric",),
     params=[
         Param("model", str, "pairwise", choices=MODELS,
               description="regressors: linear (main effects), quadratic (+ squares), "
@@ -156,5 +185,4 @@ def propensity(dataset, release: Release, *, model: str = "pairwise", ridge: flo
     sq = (p - 0.5) ** 2
     per_record = 0.5 * (sq[:len(x)] + sq[len(x):])
     return Measurement("propensity", float(sq.mean()), per_record=per_record,
-                       larger_is_worse=True,
                        details={"model": model, "ridge": ridge, **info})

@@ -27,7 +27,10 @@ Decisions where the paper is silent (documented here and in the docstring):
 * Categorical QIs get a random subset of leaves; numeric QIs (interval hierarchies) a
   random contiguous run of leaves, i.e. a range predicate.
 * ``s`` is drawn uniformly from the sensitive domain.
-* Defaults ``qd = 4``, ``sel = 0.05``: the values the paper fixes in Fig. 3(b) and 3(c).
+* Defaults ``qd = min(4, number of QIs)``, ``sel = 0.05``: the values the paper fixes
+  in Fig. 3(b) and 3(c), except that a data set with fewer than 4 QIs gets queries on
+  all of its QIs (``qd`` cannot exceed the number of QIs; an explicit larger ``qd`` is
+  an error).  The registry's default is ``None``, meaning that rule (`default_qd`).
 * The same ``seed`` gives the same queries for every release compared.
 """
 from __future__ import annotations
@@ -41,8 +44,8 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import Release
-from sdceval.measures.attribute_disclosure import identity_release, require_sensitive
+from sdceval.core.release import Release, require
+from sdceval.measures.attribute_disclosure import identity_release
 from sdceval.measures.utility_loss import Predicates, UniformEstimator
 
 
@@ -70,13 +73,24 @@ class CountQueries:
 
 _QUERIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
+#: the paper's predicate dimension (Li & Li 2009 Fig. 3(b)); capped by the number of QIs
+PAPER_QD = 4
 
-def random_queries(dataset, n_queries: int = 1000, qd: int = 4, sel: float = 0.05,
-                   seed: int = 0, selectivity: str = "overall") -> CountQueries:
-    """Draw (and cache per data set) ``n_queries`` COUNT queries; see the module notes."""
+
+def default_qd(n_qis: int) -> int:
+    """``qd`` when none is given: ``min(4, n_qis)`` (module notes)."""
+    return min(PAPER_QD, n_qis)
+
+
+def random_queries(dataset, n_queries: int = 1000, qd: int | None = None,
+                   sel: float = 0.05, seed: int = 0, selectivity: str = "overall"
+                   ) -> CountQueries:
+    """Draw (and cache per data set) ``n_queries`` COUNT queries; see the module notes.
+    ``qd=None`` is `default_qd` of the data set's number of QIs."""
+    require(dataset, ("qis", "sensitive"), "query_error")
     qis = tuple(dataset.schema.qis)
-    if not qis:
-        raise SdcevalError(f"query_error: data set {dataset.name!r} has no quasi-identifiers")
+    if qd is None:
+        qd = default_qd(len(qis))
     if not 1 <= qd <= len(qis):
         raise SdcevalError(
             f"query_error: qd={qd} must be between 1 and the number of quasi-identifiers "
@@ -97,7 +111,7 @@ def random_queries(dataset, n_queries: int = 1000, qd: int = 4, sel: float = 0.0
 
 
 def _draw(dataset, qis, n_queries, qd, sel, seed) -> CountQueries:
-    _, _, m = require_sensitive(dataset, "query_error")
+    m = dataset.hierarchy(dataset.schema.sensitive).n_leaves
     rng = np.random.default_rng(seed)
     hier = [dataset.hierarchy(q) for q in qis]
     rows = [[] for _ in qis]
@@ -124,12 +138,14 @@ def _draw(dataset, qis, n_queries, qd, sel, seed) -> CountQueries:
 
 
 @register_measure(
-    "query_error", category="utility", larger_is_worse=True,
+    "query_error", category="utility", direction="lower_is_better",
+    kinds=("generalized", "bucketized"), needs=("qis", "sensitive", "cells"),
     params=[
         Param("n_queries", int, default=1000, low=1,
               description="number of random COUNT queries (the paper uses 1000)"),
-        Param("qd", int, default=4, low=1,
-              description="predicate dimension: QIs per query (at most the number of QIs)"),
+        Param("qd", int, default=None, low=1,
+              description="predicate dimension: QIs per query, at most the number of QIs; "
+                          "default min(4, number of QIs) (4 is the paper's)"),
         Param("sel", float, default=0.05, low=0, high=1, low_inclusive=False,
               unit="fraction of a QI's domain",
               description="query selectivity: fraction of each chosen QI's values selected"),
@@ -142,7 +158,7 @@ def _draw(dataset, qis, n_queries, qd, sel, seed) -> CountQueries:
     description="aggregate query answering (Li & Li 2009 §5.2): mean relative error (%) of "
                 "random COUNT queries on qd QIs and one sensitive value, reconstructed under "
                 "the uniform assumption")
-def query_error(dataset, release: Release, n_queries: int = 1000, qd: int = 4,
+def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None = None,
                 sel: float = 0.05, seed: int = 0, selectivity: str = "overall"
                 ) -> Measurement:
     """Average relative error ρ (%) of random COUNT queries (Li & Li 2009, §5.2).
@@ -155,8 +171,9 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int = 4,
         Must carry `Release.cells` for every QI (as for `u_loss`).
     n_queries : int
         Number of queries drawn.
-    qd : int
-        Number of QIs in each query's predicate.
+    qd : int or None
+        Number of QIs in each query's predicate; ``None``: ``min(4, number of QIs)``
+        (`default_qd`).
     sel : float
         Query selectivity: with ``selectivity="overall"`` each chosen QI covers
         ``ceil(sel^(1/qd) · |domain|)`` values; with ``"per_qi"`` ``ceil(sel · |domain|)``.
@@ -167,7 +184,8 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int = 4,
     -------
     Measurement
         ``value`` = ρ in percent; ``details``: ``n_queries``, ``n_answered`` (queries
-        with a non-zero actual count, the ones averaged) and ``median``.
+        with a non-zero actual count, the ones averaged), ``median`` and ``qd`` (the
+        predicate dimension used).
 
     Notes
     -----
@@ -177,6 +195,8 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int = 4,
     bucket's sensitive distribution (bucketization).  See the module docstring for the
     decisions on ``sel``, value sets and the sensitive value.
     """
+    if qd is None:
+        qd = default_qd(len(dataset.schema.qis))
     queries = random_queries(dataset, n_queries, qd, sel, seed, selectivity)
     rec = UniformEstimator(dataset, release, "query_error").counts(queries.predicates,
                                                                     queries.sensitive)
@@ -186,6 +206,6 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int = 4,
             f"query_error: none of the {len(queries)} queries (qd={qd}, sel={sel}) selects "
             "any original record; raise sel or lower qd")
     err = np.abs(rec[ok] - queries.actual[ok]) / queries.actual[ok] * 100.0
-    return Measurement("query_error", float(err.mean()), None, True,
-                       {"n_queries": int(len(queries)), "n_answered": int(ok.sum()),
-                        "median": float(np.median(err))})
+    return Measurement("query_error", float(err.mean()), None,
+                       details={"n_queries": int(len(queries)), "n_answered": int(ok.sum()),
+                        "median": float(np.median(err)), "qd": int(qd)})

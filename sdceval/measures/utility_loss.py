@@ -35,9 +35,8 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import Release
-from sdceval.measures.attribute_disclosure import (class_sensitive_counts, release_classes,
-                                                   released_sensitive, require_sensitive)
+from sdceval.core.release import Release, require
+from sdceval.measures.attribute_disclosure import class_sensitive_counts
 from sdceval.core.divergence import js_divergence, normalize
 
 #: elements of one (predicates x groups) weight block; bounds the estimator's memory
@@ -129,6 +128,11 @@ class LargePopulations:
         return " & ".join(parts)
 
 
+#: Li & Li's minSup, declared once: the measure and `large_populations` parse with it
+MIN_SUPPORT = Param("min_support", float, default=0.05, low=0, high=1, low_inclusive=False,
+                    unit="fraction of records",
+                    description="minimum support of a large population (Li & Li's minSup)")
+
 _POPULATIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -142,8 +146,9 @@ def large_populations(dataset, min_support: float = 0.05) -> LargePopulations:
     same leaves (a one-child node), exactly as a hierarchy lists them; duplicates are
     flagged in ``first``.
     """
-    if not 0 < min_support <= 1:
-        raise SdcevalError(f"min_support must be a fraction in (0, 1], got {min_support}")
+    # the measure's own Param checks it: one definition of its bounds
+    min_support = MIN_SUPPORT.parse(min_support, "measure 'u_loss'")
+    require(dataset, ("qis", "sensitive"), "u_loss")
     per_ds = _POPULATIONS.setdefault(dataset, {})
     key = (tuple(dataset.schema.qis), float(min_support))
     if key not in per_ds:
@@ -153,9 +158,8 @@ def large_populations(dataset, min_support: float = 0.05) -> LargePopulations:
 
 def _search(dataset, min_support: float) -> LargePopulations:
     qis = tuple(dataset.schema.qis)
-    if not qis:
-        raise SdcevalError(f"u_loss: data set {dataset.name!r} has no quasi-identifiers")
-    _, sens, m = require_sensitive(dataset, "u_loss")
+    col = dataset.schema.sensitive
+    sens, m = dataset.codes(col), dataset.hierarchy(col).n_leaves
     n = dataset.n
     # support / n >= min_support, robust to 0.05 * n landing a hair above an integer
     threshold = max(1, math.ceil(min_support * n - 1e-9))
@@ -262,36 +266,23 @@ class UniformEstimator:
     ----------
     dataset : Dataset
     release : Release
-        Must carry a cell (leaf-code range) for every QI of ``dataset``.
+        Must carry a cell (leaf-code range) for every QI of ``dataset`` (checked by
+        `Release.check`, with the data set's sensitive attribute and QIs).
     who : str
         Measure name for error messages.
     """
 
     def __init__(self, dataset, release: Release, who: str):
-        _, _, m = require_sensitive(dataset, who)
-        sens = released_sensitive(dataset, release, who)
+        release.check(dataset, needs=("qis", "sensitive", "cells"), who=who)
+        m = dataset.hierarchy(dataset.schema.sensitive).n_leaves
+        sens = release.sensitive(dataset)
         qis = tuple(dataset.schema.qis)
-        if not qis:
-            raise SdcevalError(f"{who}: data set {dataset.name!r} has no quasi-identifiers")
-        cells = release.cells
-        if cells is None:
-            raise SdcevalError(
-                f"{who} needs the released cell of every quasi-identifier, but the "
-                f"{release.kind} release of {release.method!r} has none (Release.cells is "
-                "None); it applies to generalization, Mondrian and bucketization releases")
-        missing = [q for q in qis if q not in cells]
-        if missing:
-            raise SdcevalError(
-                f"{who}: release of {release.method!r} has no cells for quasi-identifier(s) "
-                f"{', '.join(map(repr, missing))}; every QI needs a (lo, hi) leaf-code range "
-                "per record (exact QIs: lo = hi = code)")
         n = dataset.n
         self.qis, self.m = qis, m
         self.n_leaves = tuple(dataset.hierarchy(q).n_leaves for q in qis)
         self.cell_lo, self.cell_hi, cell_ids = [], [], []
         for q in qis:
-            lo, hi = self._check_cell(q, cells[q], n, dataset.hierarchy(q).n_leaves, who,
-                                      release.method)
+            lo, hi = release.cells[q]
             key, inv = np.unique(lo * (hi.max() + 1) + hi, return_inverse=True)
             first = np.zeros(len(key), dtype=np.int64)
             first[inv] = np.arange(n)
@@ -303,7 +294,7 @@ class UniformEstimator:
         self.group_cell = [groups[:, a] for a in range(len(qis))]
         self.n_groups = len(groups)
         if release.kind == "bucketized":
-            classes, n_classes = release_classes(dataset, release, who)
+            classes, n_classes = release.class_index()
             dist = normalize(class_sensitive_counts(classes, n_classes, sens, m))
             pairs, cnt = np.unique(g * n_classes + classes, return_counts=True)
             mass = np.zeros((self.n_groups, m))
@@ -312,25 +303,6 @@ class UniformEstimator:
             mass = np.bincount(g * m + sens, minlength=self.n_groups * m).reshape(
                 self.n_groups, m).astype(np.float64)
         self.mass = mass
-
-    @staticmethod
-    def _check_cell(q, cell, n, n_leaves, who, method):
-        try:
-            lo, hi = cell
-            lo, hi = np.asarray(lo), np.asarray(hi)
-        except (TypeError, ValueError):
-            raise SdcevalError(f"{who}: release of {method!r}: cells[{q!r}] must be a pair "
-                               "(lo, hi) of integer arrays") from None
-        if lo.shape != (n,) or hi.shape != (n,) or not (
-                np.issubdtype(lo.dtype, np.integer) and np.issubdtype(hi.dtype, np.integer)):
-            raise SdcevalError(
-                f"{who}: release of {method!r}: cells[{q!r}] must hold {n} integer leaf codes "
-                f"in lo and in hi, got shapes {lo.shape}, {hi.shape}")
-        if (lo < 0).any() or (hi >= n_leaves).any() or (lo > hi).any():
-            raise SdcevalError(
-                f"{who}: release of {method!r}: cells[{q!r}] must satisfy "
-                f"0 <= lo <= hi <= {n_leaves - 1} (leaf codes of its hierarchy)")
-        return lo.astype(np.int64), hi.astype(np.int64)
 
     def counts(self, preds: Predicates, sensitive: np.ndarray | None = None) -> np.ndarray:
         """Reconstructed sensitive counts, shape ``(len(preds), m)``; with ``sensitive``
@@ -381,11 +353,10 @@ class UniformEstimator:
 
 # -- the measure ----------------------------------------------------------------------
 @register_measure(
-    "u_loss", category="utility", larger_is_worse=True,
+    "u_loss", category="utility", direction="lower_is_better",
+    kinds=("generalized", "bucketized"), needs=("qis", "sensitive", "cells"),
     params=[
-        Param("min_support", float, default=0.05, low=0, high=1, low_inclusive=False,
-              unit="fraction of records",
-              description="minimum support of a large population (Li & Li's minSup)"),
+        MIN_SUPPORT,
         Param("dedupe", bool, default=True,
               description="count populations that select the same records once"),
     ],
@@ -431,7 +402,7 @@ def u_loss(dataset, release: Release, min_support: float = 0.05,
     est = UniformEstimator(dataset, release, "u_loss").counts(pops.predicates(dedupe))
     true = pops.counts[pops.first] if dedupe else pops.counts
     per_pop = js_divergence(normalize(true), normalize(est))
-    return Measurement("u_loss", float(per_pop.mean()), None, True,
-                       {"n_populations": int(len(per_pop)),
+    return Measurement("u_loss", float(per_pop.mean()), None,
+                       details={"n_populations": int(len(per_pop)),
                         "n_itemsets": int(pops.n_itemsets),
                         "max": float(per_pop.max())})

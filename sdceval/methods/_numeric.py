@@ -1,23 +1,25 @@
 """Shared plumbing of the perturbative methods (MDAV, noise, rank swapping).
 
-They all read the ``numeric``-role columns as one float64 matrix and publish the
-original table with exactly those columns replaced by masked values.
+They all read the ``numeric``-role columns as one float64 matrix and publish exactly
+those columns, masked, plus the columns the user asked to pass through
+(`Release.perturbative`: identifiers, QIs, the sensitive value and every other column
+are dropped and listed in ``Release.dropped``; issue 6 §1).
 """
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from sdceval.core.release import Release
 
 
 def numeric_release(dataset, masked: np.ndarray, *, classes: np.ndarray | None = None,
-                    info: dict | None = None) -> Release:
-    """A perturbative `Release`: a copy of ``dataset.frame`` whose numeric columns are
-    replaced by the columns of ``masked`` (float64, row-aligned, same column order as
-    ``dataset.schema.numeric``).  The dataset's own frame is never modified."""
-    data = dataset.frame.copy()
+                    info: dict | None = None, method: str = "") -> Release:
+    """A perturbative `Release` publishing the columns of ``masked`` (float64,
+    row-aligned, same column order as ``dataset.schema.numeric``) under the numeric
+    columns' names.  The dataset's own frame is never modified."""
     masked = np.asarray(masked, dtype=np.float64)
-    for j, col in enumerate(dataset.schema.numeric):
-        data[col] = masked[:, j].copy()
-    return Release(data=data, method="", kind="perturbative", classes=classes,
-                   info=dict(info or {}))
+    data = pd.DataFrame({col: masked[:, j].copy()
+                         for j, col in enumerate(dataset.schema.numeric)})
+    return Release.perturbative(dataset, data, method=method, classes=classes,
+                                info=dict(info or {}))

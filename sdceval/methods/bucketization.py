@@ -15,9 +15,11 @@ Two ways to form the buckets:
 
 In both, each bucket's sensitive values are randomly permuted among its records
 (seeded), so the release keeps every bucket's multiset of sensitive values but not which
-record holds which.  Release contract: kind ``"bucketized"``, ``classes`` = bucket ids,
-exact cells (lo == hi == the record's code), ``sensitive_codes`` permuted, ``data`` =
-exact QIs + permuted sensitive + the label column (if any) + a ``bucket`` column.
+record holds which.  Release contract (`Release.bucketized`): kind ``"bucketized"``,
+``classes`` = bucket ids, exact cells (lo == hi == the record's code),
+``sensitive_codes`` permuted, ``data`` = exact QIs + permuted sensitive + the label
+and passthrough columns (if any), in the data set's order, + a ``bucket`` column;
+every other column is dropped (``Release.dropped``).
 
 References
 ----------
@@ -33,7 +35,7 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
-from sdceval.core.release import Release
+from sdceval.core.release import Release, publishable_columns
 from sdceval.methods.mondrian import _PARAMS, achieved, build_models, partition
 
 BUCKET_COLUMN = "bucket"
@@ -56,22 +58,15 @@ def bucketized_release(dataset, classes: np.ndarray, rng: np.random.Generator,
     schema = dataset.schema
     sens = schema.sensitive
     frame = dataset.frame
-    keep = [c for c in frame.columns if c in schema.qis or c == sens or c == schema.label]
-    if BUCKET_COLUMN in keep:
+    if BUCKET_COLUMN in publishable_columns(dataset, "bucketized"):
         raise SdcevalError(f"{method}: column {BUCKET_COLUMN!r} would be overwritten by the "
                            "bucket ids; rename it first")
     src = permute_within(classes, rng)
-    data = {c: frame[c].to_numpy(copy=True) for c in keep}
+    data = {c: frame[c].to_numpy(copy=True) for c in schema.qis}
     data[sens] = frame[sens].to_numpy()[src]
     data[BUCKET_COLUMN] = classes.copy()
-    cells = {}
-    for c in schema.qis:
-        codes = np.asarray(dataset.codes(c), dtype=np.int64)
-        cells[c] = (codes.copy(), codes.copy())
-    return Release(
-        data=pd.DataFrame(data, columns=keep + [BUCKET_COLUMN]), method=method,
-        kind="bucketized", classes=classes, cells=cells,
-        suppressed=np.zeros(dataset.n, dtype=bool),
+    return Release.bucketized(
+        dataset, pd.DataFrame(data), method=method, classes=classes,
         sensitive_codes=np.asarray(dataset.codes(sens), dtype=np.int64)[src], info=info)
 
 
@@ -179,7 +174,7 @@ def anatomy(dataset, *, seed, l) -> Release:  # noqa: E741
     if counts[top] * l > dataset.n:
         raise SdcevalError(
             f"anatomy: l={l} is impossible: sensitive value "
-            f"{dataset.domain(sens)[top]!r} of {sens!r} has share "
+            f"{str(dataset.domain(sens)[top])!r} of {sens!r} has share "
             f"{counts[top] / dataset.n:.4f} > 1/l = {1 / l:.4f} (the data is not "
             f"ℓ-eligible); choose l <= {dataset.n // counts[top]}")
     classes = anatomy_groups(codes, l, n_values, seed)

@@ -26,15 +26,31 @@ Decisions where the paper is silent:
   table of ``*`` rows only.
 * ``levels`` defaults to all zeros (no recoding: only the suppression rule acts).
 * ``k`` (when given instead of ``levels``) selects the node: the lowest node (smallest
-  sum of levels) whose table is k-anonymous after suppression — the records in classes
-  smaller than ``k`` number at most ``η`` — ties broken by the lowest GLM (mean per
+  sum of levels) whose table is k-anonymous after suppression — the rule's ``j + 1`` is
+  at least ``k``: the records in classes smaller than ``k`` number at most ``η`` *and*
+  some class has ``k`` or more records (when ``η ≥ N`` the rule keeps the largest
+  classes, so a node whose classes are all smaller than ``k`` is not k-anonymous however
+  many records may be suppressed) — ties broken by the lowest GLM (mean per
   record, suppressed records losing 1, `sdceval.measures.information_loss`), then by
   the lexicographically smallest levels.  The release is then the one of that node
   under the rule above (it may suppress more than the classes below ``k``, and its
   achieved ``k`` may exceed the one asked for): ``generalization(k=5)`` and
   ``generalization(levels=<the node found>)`` are the same release.  k-anonymity after
   suppression is monotone along generalization (merging classes never creates small
-  classes), so the lowest height is found by bisection over heights (Samarati 2001).
+  classes, nor shrinks the largest), so the lowest height is found by bisection over
+  heights (Samarati 2001).  Every kept class of the release has at least ``k`` records.
+* The search with ``k`` refuses lattices of more than `MAX_LATTICE_NODES` = 50,000
+  nodes (Π (height_q + 1)), before any node is evaluated.  The last height it visits
+  is evaluated node by node: 6 numeric QIs with automatic 6-level hierarchies (46,656
+  nodes) take 4–7 s on 2,000 records and 38–57 s on 20,000 (benchmarks/
+  bench_generalization.py, shared 2-core machine), and 9 such QIs (10,077,696 nodes)
+  would take hours.
+  Adult's lattices (Dewri et al. 2010 §7: 8,960 and 17,920 nodes) are inside.  The
+  message gives the size and the ways out: coarser hierarchies (fewer levels), fewer
+  quasi-identifiers, or ``mondrian`` (multidimensional, no lattice).  A single node
+  (``levels``) has no bound.  A long search shows a progress bar (tqdm, on stderr) when stderr is a
+  terminal and the environment variable ``SDCEVAL_QUIET`` (set by ``sdceval -q``) is
+  not set.
 
 Reusable core for the lattice search (SPEC §5): `node_classes` (class ids and sizes of a
 node: per-QI level lookup tables on the integer leaf codes, one mixed-radix int64 key,
@@ -53,7 +69,9 @@ Samarati (2001). Protecting respondents' identities in microdata release. IEEE T
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -69,6 +87,13 @@ from sdceval.core.release import Release
 # O(space), sorting O(items log items)
 _BINCOUNT_SLACK = 4
 _BINCOUNT_MIN = 1 << 16
+
+#: Largest lattice (Π (height_q + 1) nodes) the search for ``k`` accepts; module notes.
+MAX_LATTICE_NODES = 50_000
+#: environment variable that silences progress bars (``sdceval -q`` sets it)
+QUIET_ENV = "SDCEVAL_QUIET"
+#: a progress bar appears only once the search has run this long (seconds)
+_PROGRESS_DELAY = 2.0
 
 
 # -- lattice -------------------------------------------------------------------------
@@ -382,26 +407,69 @@ def node_release(dataset, node: Node) -> Release:
     """The published release of an evaluated node (generalized-release contract)."""
     if node.cells is None:
         raise SdcevalError("node_release needs a node evaluated with cells=True")
-    sens = dataset.schema.sensitive
     qis = dataset.schema.qis
-    return Release(
-        data=_published_frame(dataset, node),
-        method="generalization", kind="generalized", classes=node.classes,
-        cells=node.cells, suppressed=node.suppressed,
-        sensitive_codes=None if sens is None else np.asarray(dataset.codes(sens)),
+    return Release.generalized(
+        dataset, _published_frame(dataset, node), method="generalization",
+        classes=node.classes, cells=node.cells, suppressed=node.suppressed,
         info={"levels": dict(zip(qis, node.levels)), "height": int(sum(node.levels)),
               "n_classes": int(len(node.sizes)), "suppressed": node.n_suppressed,
               "eta": node.eta, "k": node.k, "j": node.k - 1})
 
 
 # -- choosing a node for k --------------------------------------------------------------
-def min_k_node(dataset, k: int, max_suppression: float = 0.01) -> tuple[tuple[int, ...], dict]:
+def check_lattice_size(dataset, limit: int = MAX_LATTICE_NODES) -> int:
+    """The lattice size, or a `SdcevalError` naming it and the ways out when it exceeds
+    ``limit`` (`MAX_LATTICE_NODES`; see the module notes).  Evaluates no node."""
+    size = lattice_size(dataset)
+    if size > limit:
+        per_qi = ", ".join(f"{q} {h + 1}" for q, h in qi_heights(dataset).items())
+        raise SdcevalError(
+            f"generalization: the lattice of full-domain generalizations has {size:,} "
+            f"nodes (levels per quasi-identifier: {per_qi}), more than the {limit:,} the "
+            "search for k accepts. Use coarser hierarchies (fewer levels: give a "
+            "hierarchy file for each numeric QI), fewer quasi-identifiers, or "
+            "--method mondrian (multidimensional generalization, no lattice); or give "
+            "the node itself with levels=...")
+    return size
+
+
+def _quiet() -> bool:
+    return os.environ.get(QUIET_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _progress_bar(enabled: bool | None):
+    """A tqdm bar on stderr counting evaluated nodes.  ``None``: shown only on a terminal,
+    when not quiet (`QUIET_ENV`), and only once the search has run `_PROGRESS_DELAY`
+    seconds; ``True`` / ``False`` force it on / off."""
+    from tqdm import tqdm  # imported here: only searches need it
+
+    if enabled is None:
+        disable = True if _quiet() else None  # None: tqdm turns itself off off a terminal
+        delay = _PROGRESS_DELAY
+    else:
+        disable, delay = not enabled, 0.0
+    return tqdm(desc="generalization: lattice search", unit=" nodes", file=sys.stderr,
+                disable=disable, delay=delay, leave=False, dynamic_ncols=True)
+
+
+def min_k_node(dataset, k: int, max_suppression: float = 0.01,
+               progress: bool | None = None) -> tuple[tuple[int, ...], dict]:
     """The lowest lattice node that is k-anonymous after suppression (module docstring).
 
-    Nodes are evaluated on the distinct rows (`distinct_rows`).  Feasibility (at most
-    ``η`` records in classes smaller than ``k``) is monotone in the height, so the lowest
+    A node is feasible when the suppression rule's ``j + 1`` (`suppression_threshold`)
+    is at least ``k``: at most ``η`` records lie in classes smaller than ``k``, and some
+    class has ``k`` or more records.  Feasibility is monotone in the height (merging
+    classes neither creates small classes nor shrinks the largest), so the lowest
     feasible height is found by bisection over heights, stopping at the first feasible
     node of each height tried; all nodes of that height are then compared by GLM.
+    Nodes are evaluated on the distinct rows (`distinct_rows`).  Lattices larger than
+    `MAX_LATTICE_NODES` are refused before any node is evaluated (`check_lattice_size`).
+
+    Parameters
+    ----------
+    progress : bool or None
+        Progress bar (`_progress_bar`): ``None`` decides from the terminal and
+        `QUIET_ENV`.
 
     Returns
     -------
@@ -412,20 +480,25 @@ def min_k_node(dataset, k: int, max_suppression: float = 0.01) -> tuple[tuple[in
     # imported here: importing sdceval.measures imports every measure module
     from sdceval.core.hierarchy import cell_loss
 
+    check_lattice_size(dataset)
     heights = qi_heights(dataset)
     qis = list(heights)
     eta = suppression_count(max_suppression, dataset.n)
+    if k > dataset.n:
+        raise SdcevalError(f"generalization: k={k} is larger than the number of records "
+                           f"({dataset.n}); no table of them is {k}-anonymous")
     rows = distinct_rows(dataset)
     evaluated = 0
+    bar = _progress_bar(progress)
 
     def sizes_of(levels):
         nonlocal evaluated
         evaluated += 1
+        bar.update()
         return node_classes(dataset, levels, rows)
 
     def feasible(levels):
-        sizes = sizes_of(levels)[1]
-        return int(sizes[sizes < k].sum()) <= eta
+        return suppression_threshold(sizes_of(levels)[1], eta) >= k
 
     def glm(levels):
         classes, sizes = sizes_of(levels)
@@ -436,18 +509,23 @@ def min_k_node(dataset, k: int, max_suppression: float = 0.01) -> tuple[tuple[in
 
     h_lists = list(heights.values())
     lo, hi = 0, sum(h_lists)  # the top node is one class of n >= k records: feasible
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if any(feasible(v) for v in nodes_at_height(h_lists, mid)):
-            hi = mid
-        else:
-            lo = mid + 1
-    best, best_glm = None, np.inf
-    for levels in nodes_at_height(h_lists, lo):
-        if feasible(levels):
-            loss = glm(levels)
-            if loss < best_glm - 1e-12:  # strictly lower: lexicographic order breaks ties
-                best, best_glm = levels, loss
+    try:
+        while lo < hi:
+            bar.set_postfix_str(f"height {lo}..{hi}", refresh=False)
+            mid = (lo + hi) // 2
+            if any(feasible(v) for v in nodes_at_height(h_lists, mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        bar.set_postfix_str(f"height {lo}: lowest GLM", refresh=False)
+        best, best_glm = None, np.inf
+        for levels in nodes_at_height(h_lists, lo):
+            if feasible(levels):
+                loss = glm(levels)
+                if loss < best_glm - 1e-12:  # strictly lower: lexicographic order breaks ties
+                    best, best_glm = levels, loss
+    finally:
+        bar.close()
     return best, {"height": lo, "nodes_evaluated": evaluated, "glm": best_glm}
 
 
@@ -462,7 +540,9 @@ def min_k_node(dataset, k: int, max_suppression: float = 0.01) -> tuple[tuple[in
         Param("k", int, None, low=2, high="n", protection="increasing", unit="records",
               grid=(2, 5, 10, 20, 50, 100, 200, 500), scale="log",
               description="instead of levels: use the lowest node that is k-anonymous "
-                          "after suppression (ties: lowest GLM)"),
+                          "after suppression (ties: lowest GLM); every kept class has "
+                          f">= k records; lattices of more than {MAX_LATTICE_NODES:,} "
+                          "nodes are refused (coarser hierarchies, fewer QIs, or mondrian)"),
         Param("max_suppression", float, 0.01, low=0.0, unit="fraction or records",
               description="η of Dewri et al. §6: a fraction of the records if < 1, else "
                           "a record count; classes E_1..E_j are suppressed for the "
@@ -482,7 +562,9 @@ def generalization(dataset, *, seed, levels, k, max_suppression) -> Release:
     levels : str or None
         The lattice node (`parse_levels`).
     k : int or None
-        Pick the node with `min_k_node` instead (exclusive with ``levels``).
+        Pick the node with `min_k_node` instead (exclusive with ``levels``): every kept
+        class then has at least ``k`` records; lattices of more than
+        `MAX_LATTICE_NODES` nodes are refused before any node is evaluated.
     max_suppression : float
         ``η``: fraction (< 1) or count (≥ 1) of records that may be suppressed.
 
@@ -509,7 +591,8 @@ def generalization(dataset, *, seed, levels, k, max_suppression) -> Release:
     return release
 
 
-__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels",
+__all__ = ["generalization", "qi_heights", "lattice_size", "check_lattice_size",
+           "MAX_LATTICE_NODES", "parse_levels",
            "nodes_at_height", "DistinctRows", "distinct_rows", "node_classes",
            "node_cells", "generalize_node", "suppression_count", "suppression_threshold",
            "Node", "evaluate_node", "node_release", "min_k_node"]

@@ -6,7 +6,10 @@ as its group's mean, so each published vector is shared by at least ``k`` record
 
 The partition is computed on z-scored attributes (each column centred and divided by its
 standard deviation, so that no attribute dominates the Euclidean distance because of its
-unit); the published means are taken in the original units.
+unit); the published means are taken in the original units.  Both are computed on
+columns first divided by a power of two (`sdceval.core.scaling`), which changes no
+rounding on ordinary data (the groups are bit-for-bit those of the plain z-score) and
+keeps values near 1e300 or 1e-300 from overflowing or underflowing when squared.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
+from sdceval.core.scaling import column_exponents, from_unit, to_unit
 from sdceval.methods._numeric import numeric_release
 
 __all__ = ["mdav", "mdav_groups", "group_means"]
@@ -305,19 +309,26 @@ def mdav(dataset, *, k: int = 5, seed=None):
     Domingo-Ferrer et al. (§5, "multivariate microaggregation"), SPEC §3: the MDAV
     partition (`mdav_groups`) is computed on ``z = (x - mean) / sd``; the group means
     are taken in the original units, so every column mean is preserved (up to rounding)
-    and each published vector is shared by at least ``k`` records.
+    and each published vector is shared by at least ``k`` records.  Both are computed
+    on ``x / 2**e_j`` (`sdceval.core.scaling`): exact, so the groups are those of the
+    plain formula, and safe for any finite values (1e300 squared would overflow, 1e-300
+    squared underflow to 0, and the column would be ignored or rejected).
 
     References
     ----------
     Domingo-Ferrer, J. & Mateo-Sanz, J. M. (2002). Practical data-oriented
     microaggregation for statistical disclosure control. IEEE TKDE 14(1).
     """
-    x = dataset.numeric_matrix(who="mdav", require_variance=True)
-    n = len(x)
-    if not 2 <= k <= n:
-        raise SdcevalError(f"mdav parameter 'k' must be between 2 and the number of records "
-                           f"({n}), got {k}")
-    z = (x - x.mean(axis=0)) / x.std(axis=0)
+    x = dataset.numeric_matrix(who="mdav")
+    exp = column_exponents(x)
+    u = to_unit(x, exp)
+    sd = u.std(axis=0)
+    const = [str(c) for c, s in zip(dataset.schema.numeric, sd) if not s > 0]
+    if const:
+        raise SdcevalError(
+            f"mdav: column(s) {', '.join(map(repr, const))} are constant (zero variance), "
+            "so they cannot be z-scored; drop them or give them role 'ignore'")
+    z = (u - u.mean(axis=0)) / sd
     labels = mdav_groups(z, k)
-    return numeric_release(dataset, group_means(x, labels), classes=labels,
-                           info={"n_groups": int(labels.max()) + 1})
+    return numeric_release(dataset, from_unit(group_means(u, labels), exp), classes=labels,
+                           info={"n_groups": int(labels.max()) + 1}, method="mdav")

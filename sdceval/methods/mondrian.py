@@ -319,24 +319,17 @@ def _cells(classes, n_classes, X, attrs, qis) -> dict:
 
 
 def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame:
-    """The published table: QI cells as readable labels (computed once per class),
-    the sensitive and label columns as in the original."""
-    frame = dataset.frame
-    schema = dataset.schema
-    keep = [c for c in frame.columns
-            if c in schema.qis or c == schema.sensitive or c == schema.label]
+    """The QI cells as readable labels (computed once per class); `Release.generalized`
+    adds the sensitive, label and passthrough columns unchanged."""
     out = {}
     first = np.unique(classes, return_index=True)[1]
-    for c in keep:
-        if c in cells:
-            lo, hi = cells[c]
-            labels = dataset.hierarchy(c).labels_of(lo[first], hi[first])
-            lut = np.empty(int(classes.max()) + 1, dtype=object)
-            lut[classes[first]] = labels
-            out[c] = lut[classes]
-        else:
-            out[c] = frame[c].to_numpy(copy=True)
-    return pd.DataFrame(out, columns=keep)
+    for c in dataset.schema.qis:
+        lo, hi = cells[c]
+        labels = dataset.hierarchy(c).labels_of(lo[first], hi[first])
+        lut = np.empty(int(classes.max()) + 1, dtype=object)
+        lut[classes[first]] = labels
+        out[c] = lut[classes]
+    return pd.DataFrame(out, columns=list(dataset.schema.qis))
 
 
 @register_method(
@@ -350,22 +343,21 @@ def mondrian(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # n
     Returns
     -------
     Release
-        kind ``"generalized"``; ``classes`` 0..C-1, ``cells`` for every QI, nothing
-        suppressed, ``sensitive_codes`` unchanged; ``info`` holds the number of classes,
+        kind ``"generalized"`` (`Release.generalized`: the generalized QIs, the
+        sensitive, label and passthrough columns); ``classes`` 0..C-1, ``cells`` for
+        every QI, nothing suppressed, ``sensitive_codes`` unchanged; ``info`` holds
+        the number of classes,
         the achieved level of the model (min class size / min ℓ / max t / max δ) and
         ``warnings`` (e.g. a single-class result).
     """
     models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
                           distance=distance, ground=ground, delta=delta)
     part = partition(dataset, models, who="mondrian")
-    sens = dataset.schema.sensitive
     for w in part.warnings:
         warnings.warn(w, stacklevel=3)
-    return Release(
-        data=generalized_frame(dataset, part.cells, part.classes),
-        method="mondrian", kind="generalized", classes=part.classes, cells=part.cells,
-        suppressed=np.zeros(dataset.n, dtype=bool),
-        sensitive_codes=None if sens is None else np.asarray(dataset.codes(sens)),
+    return Release.generalized(
+        dataset, generalized_frame(dataset, part.cells, part.classes), method="mondrian",
+        classes=part.classes, cells=part.cells,
         info={"n_classes": part.n_classes, "models": [m.describe() for m in models],
               "achieved": achieved(dataset, models, part.classes),
               "warnings": list(part.warnings)})

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
+from sdceval.core.scaling import check_finite, column_exponents, from_unit, to_unit
 from sdceval.methods._numeric import numeric_release
 
 __all__ = ["noise", "multiplicative_noise", "covariance_factor", "hohne_factors",
@@ -21,6 +21,11 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
     ``cov``, from ``eigh``, so that singular covariances (constant or collinear columns)
     are fine where Cholesky fails.  Eigenvalues below round-off (``m * eps * max``, as
     for a pseudo-inverse) are set to 0: a direction without variance gets no noise.
+
+    The cut-off is relative to the largest eigenvalue, so ``cov`` should be a
+    correlation matrix (all variances 1): on a covariance whose variances differ by
+    1e8, the small column's own eigenvalue falls below the cut-off or is swamped by
+    rounding, and it gets almost no noise.  `noise` factors the correlation matrix.
     """
     w, v = np.linalg.eigh(cov)
     tol = len(w) * np.finfo(float).eps * max(float(w.max()), 0.0)
@@ -53,17 +58,29 @@ def noise(dataset, *, gamma: float = 1.0, seed: np.random.Generator):
     Notes
     -----
     Domingo-Ferrer et al. §5: ``Y = X + N(0, gamma Sigma)``, ``Sigma`` the sample
-    covariance of ``X`` (``ddof=1``).  The noise is ``E = G L^T sqrt(gamma)`` with
-    ``G`` an ``n x m`` standard normal matrix drawn from ``seed`` and ``L L^T = Sigma``
-    (`covariance_factor`), hence ``Cov(Y) ~= (1 + gamma) Sigma``: correlations are
-    kept, variances inflated.
+    covariance of ``X`` (``ddof=1``).  Write ``Sigma = D R D`` with ``D`` the diagonal
+    of standard deviations and ``R`` the correlation matrix.  The noise is
+    ``E = sqrt(gamma) G L^T D`` with ``G`` an ``n x m`` standard normal matrix drawn
+    from ``seed`` and ``L L^T = R`` (`covariance_factor` of the correlation matrix of
+    the z-scored data), hence ``Cov(E) = gamma Sigma`` and ``Cov(Y) ~= (1 + gamma)
+    Sigma``: correlations are kept, variances inflated, and every column gets noise of
+    standard deviation ``sqrt(gamma) sd_j`` whatever its scale (factoring ``Sigma``
+    itself lets the eigenvalue cut-off, relative to the largest variance, wipe out the
+    noise of a column 1e8 times smaller than another).  A constant column gets none.
+    Columns are first divided by a power of two (`sdceval.core.scaling`), so values
+    near 1e300 or 1e-300 neither overflow nor underflow when squared; noisy values
+    beyond the float64 range raise `SdcevalError`.
     """
-    if not gamma > 0:
-        raise SdcevalError(f"noise parameter 'gamma' must be > 0, got {gamma}")
     x = dataset.numeric_matrix(who="noise")
-    factor = covariance_factor(np.atleast_2d(np.cov(x, rowvar=False)))
-    e = seed.standard_normal(x.shape) @ factor.T
-    return numeric_release(dataset, x + np.sqrt(gamma) * e)
+    exp = column_exponents(x)
+    u = to_unit(x, exp)
+    sd = u.std(axis=0, ddof=1)                   # a Dataset has at least 2 records
+    z = (u - u.mean(axis=0)) / np.where(sd > 0, sd, 1.0)   # constant column -> all 0
+    factor = covariance_factor(np.atleast_2d(np.cov(z, rowvar=False)))
+    e = (seed.standard_normal(x.shape) @ factor.T) * sd
+    y = from_unit(u + np.sqrt(gamma) * e, exp)
+    check_finite(y, dataset.schema.numeric, "noise", "the noisy values")
+    return numeric_release(dataset, y, method="noise")
 
 
 def hohne_factors(n: int, m: int, s: float, shift: float,
@@ -83,11 +100,19 @@ def hohne_factors(n: int, m: int, s: float, shift: float,
 def match_moments(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Affinely rescale each column of ``y`` to the mean and standard deviation of the
     same column of ``x``: ``x̄ + (y - ȳ) * sd(x) / sd(y)`` (a column with ``sd(y) = 0``
-    becomes the constant ``x̄``)."""
+    becomes the constant ``x̄``).
+
+    Both are computed on columns divided by a power of two (`sdceval.core.scaling`):
+    bit-identical to the plain formula on ordinary data, and right for values near
+    1e300 (whose squares overflow) or 1e-300 (whose squares underflow to 0).  The
+    result may overflow only if it leaves the float64 range."""
+    ex, ey = column_exponents(x), column_exponents(y)
+    x, y = to_unit(x, ex), to_unit(y, ey)
     my, sy = y.mean(axis=0), y.std(axis=0)
     mx, sx = x.mean(axis=0), x.std(axis=0)
+    # sx / sy here is the plain ratio times 2**(ey - ex), as the two units require
     scale = np.divide(sx, sy, out=np.zeros_like(sx), where=sy > 0)
-    return mx + (y - my) * scale
+    return from_unit(mx + (y - my) * scale, ex)
 
 
 @register_method(
@@ -139,10 +164,11 @@ def multiplicative_noise(dataset, *, s: float = 0.5, shift: float = 0.0,
     With large ``s`` some factors ``1 - f`` are negative, i.e. the value changes sign
     before the rescaling; we keep this as the formula says rather than truncating.
     """
-    if not s > 0:
-        raise SdcevalError(f"multiplicative_noise parameter 's' must be > 0, got {s}")
-    if not shift >= 0:
-        raise SdcevalError(f"multiplicative_noise parameter 'shift' must be >= 0, got {shift}")
     x = dataset.numeric_matrix(who="multiplicative_noise")
     factors, _ = hohne_factors(x.shape[0], x.shape[1], s, shift, seed)
-    return numeric_release(dataset, match_moments(x * factors, x))
+    # x * factors in power-of-two units: near 1e308 the product itself would overflow
+    exp = column_exponents(x)
+    u = to_unit(x, exp)
+    y = from_unit(match_moments(u * factors, u), exp)
+    check_finite(y, dataset.schema.numeric, "multiplicative_noise", "the masked values")
+    return numeric_release(dataset, y, method="multiplicative_noise")

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
+from sdceval.core.scaling import column_exponents, from_unit, to_unit
 from sdceval.methods._numeric import numeric_release
 
 __all__ = ["rank_swap", "swap_ranks", "swap_window", "rank_swap_column"]
@@ -93,9 +93,11 @@ def rank_swap_column(x: np.ndarray, p: float, seed: np.random.Generator,
     cut, window = swap_window(n, p, top_bottom_percent)
     if cut > 0:
         # sdcMicro's rankSwap: the lowest and highest `percent` % of the values are
-        # replaced by their mean and left out of the swapping
-        values[:cut] = values[:cut].mean()
-        values[n - cut:] = values[n - cut:].mean()
+        # replaced by their mean and left out of the swapping; the mean is taken in
+        # power-of-two units (exact) so a sum of values near 1e308 cannot overflow
+        exp = column_exponents(values[:, None])
+        for part in (slice(0, cut), slice(n - cut, n)):
+            values[part] = from_unit(to_unit(values[part, None], exp).mean(axis=0), exp)[0]
     perm = swap_ranks(n - 2 * cut, window, seed)
     values[cut:n - cut] = values[cut:n - cut][perm]
     out = np.empty(n)
@@ -159,14 +161,9 @@ def rank_swap(dataset, *, p: float = 0.2, top_bottom_percent: float = 0.0,
     Moore, R. (1996). Controlled data-swapping techniques for masking public use
     microdata sets. U.S. Bureau of the Census, RR 96-04.
     """
-    if not 0 < p <= 1:
-        raise SdcevalError(f"rank_swap parameter 'p' must be in (0, 1] (a fraction of the "
-                           f"number of records), got {p}")
-    if not 0 <= top_bottom_percent < 50:
-        raise SdcevalError(f"rank_swap parameter 'top_bottom_percent' must be in [0, 50), "
-                           f"got {top_bottom_percent}")
     x = dataset.numeric_matrix(who="rank_swap")
     masked = np.column_stack([rank_swap_column(x[:, j], p, seed, top_bottom_percent)
                               for j in range(x.shape[1])])
     cut, window = swap_window(len(x), p, top_bottom_percent)
-    return numeric_release(dataset, masked, info={"window": window, "coded_each_end": cut})
+    return numeric_release(dataset, masked, info={"window": window, "coded_each_end": cut},
+                           method="rank_swap")
