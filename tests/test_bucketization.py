@@ -55,7 +55,7 @@ def test_bucketization_seeded(ds):
     c = sdceval.anonymize(ds, "bucketization", k=10, seed=8)
     pd.testing.assert_frame_equal(a.data, b.data)
     assert not a.data[SENS].equals(c.data[SENS])
-    assert list(a.data.columns) == QIS + [SENS, "income", "bucket"]
+    assert list(a.data.columns) == QIS + [SENS, "bucket"]
 
 
 def test_permute_within_is_a_permutation_inside_classes():

@@ -71,6 +71,7 @@ def test_census_mdav_magnitude():
     assert 0.12 < m.value < 0.22
 
 
+@pytest.mark.slow
 def test_default_ranking_is_stable_across_kmeans_seeds():
     """The reason for 50 clusters: the order of methods must not hinge on k-means."""
     ds = sdceval.load_dataset("eia")

@@ -129,6 +129,7 @@ def test_evaluation_run_is_reproducible(tmp_path):
     assert json.loads((tmp_path / "a" / "results.json").read_text())["seed"] == 3
 
 
+@pytest.mark.slow
 def test_reduced_tradeoff_run(tmp_path):
     res = run_experiment("experiments/li2009_fig2a.toml", out=tmp_path, reduced=True,
                          executor="serial")
@@ -141,6 +142,7 @@ def test_reduced_tradeoff_run(tmp_path):
     assert f"{len(tr.frontier)} of 8 points: " in report
 
 
+@pytest.mark.slow
 def test_dask_executor_matches_serial(tmp_path):
     pytest.importorskip("distributed")
     text = ('[experiment]\nname = "t"\nseed = 1\n'

@@ -51,25 +51,25 @@ def test_perturbative_release_publishes_only_masked_and_passthrough(ds, method):
 
 @pytest.mark.parametrize("method,params", [("mondrian", {"k": 10}),
                                            ("generalization", {"levels": "1,1,0"})])
-def test_generalized_release_publishes_qis_sensitive_label_passthrough(ds, method, params):
+def test_generalized_release_publishes_qis_sensitive_passthrough(ds, method, params):
     rel = sdceval.anonymize(ds, method, **params)
-    assert list(rel.data.columns) == ["age", "region", "note", "disease", "sex", "income"]
-    assert rel.dropped == ("id", "x", "y")
+    assert list(rel.data.columns) == ["age", "region", "note", "disease", "sex"]
+    # the label is protected by no method: dropped unless passed through
+    assert rel.dropped == ("id", "x", "y", "income")
     assert rel.data["disease"].equals(ds.frame["disease"])
 
 
 @pytest.mark.parametrize("method", ["bucketization", "anatomy"])
 def test_bucketized_release_adds_bucket_column(ds, method):
     rel = sdceval.anonymize(ds, method, seed=2)
-    assert list(rel.data.columns) == ["age", "region", "note", "disease", "sex", "income",
-                                      "bucket"]
-    assert rel.dropped == ("id", "x", "y")
+    assert list(rel.data.columns) == ["age", "region", "note", "disease", "sex", "bucket"]
+    assert rel.dropped == ("id", "x", "y", "income")
 
 
 def test_publishable_columns_follow_the_roles(ds):
     assert publishable_columns(ds, "perturbative") == ["x", "y", "note"]
     assert publishable_columns(ds, "generalized") == ["age", "region", "note", "disease",
-                                                      "sex", "income"]
+                                                      "sex"]
 
 
 def test_constructor_refuses_an_unprotected_column(ds):

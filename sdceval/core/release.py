@@ -24,11 +24,14 @@ data set's column order; every other column of the data set is dropped and liste
 
 * ``perturbative`` (MDAV, noise, rank swapping): the masked ``numeric``-role columns.
 * ``generalized`` (full-domain generalization, Mondrian): the generalized QIs, plus the
-  sensitive column and the ``label`` column unchanged — the sensitive values are what the
-  generalized table is published for (Li & Li §2), and the label is the class attribute
-  a classifier is trained on in Iyengar's setting (the ``cm`` measure scores it).
+  sensitive column unchanged — the sensitive values are what the generalized table is
+  published for (Li & Li §2), and the privacy model (ℓ, t, δ) is what protects them.
 * ``bucketized`` (bucketization, Anatomy): the exact QIs, the sensitive values permuted
-  within buckets, the label unchanged, and the method's ``bucket`` column.
+  within buckets, and the method's ``bucket`` column.
+
+The ``label`` column (the class attribute of the ``cm`` measure) is not protected by any
+method, so it is dropped like any other column unless the user passes it through; ``cm``
+reads the labels of the original data set, not of the release.
 * ``external``: a table read from disk, published as it is.
 
 The released sensitive values follow one rule (`Release.sensitive`): the release's
@@ -389,14 +392,13 @@ class Release:
 def _roles(dataset, kind: str) -> tuple[list, list]:
     """(columns the method must publish, columns published unchanged) for ``kind``."""
     s = dataset.schema
-    opt = [c for c in (s.sensitive, s.label) if c is not None]
+    sens = [s.sensitive] if s.sensitive else []
     if kind == "perturbative":
         return list(s.numeric), list(s.passthrough)
     if kind == "generalized":
-        return list(s.qis), opt + list(s.passthrough)
+        return list(s.qis), sens + list(s.passthrough)
     if kind == "bucketized":
-        return list(s.qis) + ([s.sensitive] if s.sensitive else []), \
-            ([s.label] if s.label else []) + list(s.passthrough)
+        return list(s.qis) + sens, list(s.passthrough)
     return [], list(dataset.frame.columns)
 
 

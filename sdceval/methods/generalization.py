@@ -387,7 +387,7 @@ def evaluate_node(dataset, levels: Sequence[int], max_suppression: float = 0.01,
 
 def _published_frame(dataset, node: Node) -> pd.DataFrame:
     """QIs as the labels of their level's nodes (the root label for suppressed rows),
-    the sensitive and label columns as in the original, in the original column order.
+    in the original column order.
     A label lookup per level, not per class: full-domain cells are always nodes."""
     schema = dataset.schema
     levels = dict(zip(schema.qis, node.levels))
@@ -398,8 +398,7 @@ def _published_frame(dataset, node: Node) -> pd.DataFrame:
             labels = np.append(h.labels[levels[c]], h.labels[-1][0]).astype(object)
             ids = h.node_of[levels[c]][dataset.codes(c)]
             out[c] = labels[np.where(node.suppressed, len(labels) - 1, ids)]
-        elif c in (schema.sensitive, schema.label):
-            out[c] = dataset.frame[c].to_numpy(copy=True)
+    # the sensitive and passthrough columns are added unchanged by `Release.generalized`
     return pd.DataFrame(out)
 
 

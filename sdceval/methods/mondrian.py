@@ -320,7 +320,7 @@ def _cells(classes, n_classes, X, attrs, qis) -> dict:
 
 def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame:
     """The QI cells as readable labels (computed once per class); `Release.generalized`
-    adds the sensitive, label and passthrough columns unchanged."""
+    adds the sensitive and passthrough columns unchanged."""
     out = {}
     first = np.unique(classes, return_index=True)[1]
     for c in dataset.schema.qis:
