@@ -208,3 +208,12 @@ def test_errors_name_the_problem():
     missing = Release(pd.DataFrame({"v0": [1.0, 2, 3, 4]}), method="x", kind="external")
     with pytest.raises(SdcevalError, match="'v1'"):
         risk(ds, missing)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_rank_matrix_equals_scipy_average_ranks(n, m, seed):
+    from sdceval.measures.linkage import rank_matrix
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 5, size=(n, m)).astype(float) * rng.choice([1e-300, 1.0, 1e300])
+    np.testing.assert_array_equal(rank_matrix(a), rankdata(a, method="average", axis=0))

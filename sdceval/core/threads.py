@@ -90,13 +90,30 @@ def parallel_native() -> bool:
     return _parallel_sections > 0
 
 
+# threadpoolctl finds the native pools by scanning the process's shared libraries,
+# about 3 ms a scan: too much for every method and measure call of a bisection (over
+# a hundred per `compare`).  The scan is kept and redone only when new modules (and so
+# possibly new native libraries, e.g. scikit-learn's OpenMP) have been imported.
+_controller = None
+_controller_modules = -1
+
+
+def _pools():
+    global _controller, _controller_modules
+    import sys
+    if _controller is None or len(sys.modules) != _controller_modules:
+        from threadpoolctl import ThreadpoolController
+        _controller = ThreadpoolController()
+        _controller_modules = len(sys.modules)
+    return _controller
+
+
 @contextmanager
 def limited(n: int | None = None) -> Iterator[int]:
     """Cap the native thread pools (BLAS, OpenMP) at ``n`` (default: the budget)."""
     global _parallel_sections
-    from threadpoolctl import threadpool_limits
     n = budget() if n is None else n
-    with threadpool_limits(limits=n):
+    with _pools().limit(limits=n):
         if n <= 1:
             yield n
             return

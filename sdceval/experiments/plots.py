@@ -25,7 +25,9 @@ def _figure(**kw):
 
 def _save(fig, path) -> Path:
     def w(p):
-        fig.savefig(p, format="png", dpi=120, bbox_inches="tight")
+        # every figure is laid out by tight_layout already: a second, "tight" bounding
+        # box pass would draw it twice
+        fig.savefig(p, format="png", dpi=120)
     return atomic_write(path, w)
 
 
@@ -91,4 +93,5 @@ def plot_tradeoff(points, path, x: str = "p_loss", y: str = "u_loss", by: str = 
         ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
     return _save(fig, path)

@@ -54,6 +54,8 @@ methods regarding their risk-utility trade-off, §2.1, §4 (Eq. 3), §5.1.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from sdceval.core import threads
@@ -70,9 +72,39 @@ SCALES = ("spec", "fitted_per_attribute")
 
 
 def rank_matrix(a: np.ndarray) -> np.ndarray:
-    """Column-wise average ranks of ``a`` (1..n; ties share the mean of their ranks)."""
-    from scipy.stats import rankdata  # scipy.stats costs ~0.5 s: not at `sdceval list`
-    return rankdata(a, method="average", axis=0)
+    """Column-wise average ranks of ``a`` (1..n; ties share the mean of their ranks).
+
+    A tie block occupying sorted positions ``f..l`` (0-based) gets rank
+    ``(f + l) / 2 + 1``; this equals ``scipy.stats.rankdata(a, "average", axis=0)``
+    (tested) in one sort of all columns, without importing scipy.stats (~0.5 s)."""
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[0]
+    order = np.argsort(a, axis=0, kind="stable")
+    s = np.take_along_axis(a, order, axis=0)
+    pos = np.arange(n)[:, None]
+    new_block = np.ones(a.shape, dtype=bool)
+    new_block[1:] = s[1:] != s[:-1]
+    block_end = np.ones(a.shape, dtype=bool)
+    block_end[:-1] = new_block[1:]
+    first = np.maximum.accumulate(np.where(new_block, pos, 0), axis=0)
+    last = np.minimum.accumulate(np.where(block_end, pos, n - 1)[::-1], axis=0)[::-1]
+    ranks = np.empty(a.shape, dtype=np.float64)
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=0)
+    return ranks
+
+
+# the original's ranks are the same for every release of a data set (bisection
+# evaluates dozens of releases): rank them once per data set
+_ORIGINAL_RANKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _original_ranks(dataset, x: np.ndarray) -> np.ndarray:
+    r = _ORIGINAL_RANKS.get(dataset)
+    if r is None or r.shape != x.shape:
+        r = rank_matrix(x)
+        r.setflags(write=False)
+        _ORIGINAL_RANKS[dataset] = r
+    return r
 
 
 def aggregate_distances(d: np.ndarray, how: str) -> float:
@@ -172,7 +204,7 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
         matched value (both re-identification rates and the value in the other scale).
     """
     x, y = numeric_pair(dataset, release, "linkage_risk")
-    rx, ry = rank_matrix(x), rank_matrix(y)
+    rx, ry = _original_ranks(dataset, x), rank_matrix(y)
     dist, correct, ties = link(rx, ry)  # on raw ranks: exact ties, then rescale
     unit = 1.0 / len(x) if rank_scale == "fraction" else 1.0
     dist = dist * unit
