@@ -85,7 +85,8 @@ def ground_matrix(h: Hierarchy, kind: str) -> np.ndarray:
 
 
 def emd(p, q, D) -> float:
-    return float(ot.emd2(np.asarray(p, float), np.asarray(q, float), D))
+    return float(ot.emd2(np.ascontiguousarray(p, float), np.ascontiguousarray(q, float),
+                         np.ascontiguousarray(D, float)))
 
 
 def js(p, q) -> float:

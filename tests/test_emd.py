@@ -106,3 +106,17 @@ def test_catalog_does_not_load_pot_or_scikit_learn():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_remembered_summary_gives_the_same_distance():
+    from sdceval.measures import emd as emd_module
+    census = sdceval.load_dataset("census")
+    rel = sdceval.anonymize(census, "noise", gamma=0.5, seed=3)
+    emd_module._SUMMARIES.clear()
+    fresh = sdceval.evaluate(census, rel, "emd").value
+    assert len(emd_module._SUMMARIES) == 2            # original and release
+    again = sdceval.evaluate(census, rel, "emd").value
+    assert len(emd_module._SUMMARIES) == 2 and again == fresh
+    other = sdceval.anonymize(census, "noise", gamma=0.5, seed=4)
+    sdceval.evaluate(census, other, "emd")
+    assert len(emd_module._SUMMARIES) == 3            # the original's summary reused

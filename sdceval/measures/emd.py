@@ -44,7 +44,9 @@ regarding their risk-utility trade-off, §2.2 (Eq. 2), Table 1.
 """
 from __future__ import annotations
 
+import hashlib
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -61,13 +63,40 @@ N_INIT = 10
 MAX_RANGES = 1e100
 
 
+#: k-means summaries of recently seen tables, keyed by content: a comparison measures
+#: many releases against one original, whose clustering is the same every time
+_SUMMARIES: "OrderedDict[tuple, tuple]" = OrderedDict()
+_SUMMARIES_MAX = 16
+
+
 def cluster_distribution(a: np.ndarray, n_clusters: int, seed: int
                          ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """k-means summary of the rows of ``a``: (cluster means, cluster shares, warnings)."""
+    """k-means summary of the rows of ``a``: (cluster means, cluster shares, warnings).
+
+    Deterministic in (the rows of ``a``, ``n_clusters``, ``seed``), so a summary is
+    remembered by the content of ``a`` (read-only arrays are returned)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    a = a[np.lexsort(a.T[::-1])]  # canonical row order: the result ignores row order
+    key = (hashlib.blake2b(a.tobytes(), digest_size=16).digest(), a.shape, n_clusters,
+           seed)
+    hit = _SUMMARIES.get(key)
+    if hit is not None:
+        _SUMMARIES.move_to_end(key)
+        return hit[0], hit[1], list(hit[2])
+    means, shares, messages = _kmeans_summary(a, n_clusters, seed)
+    means.setflags(write=False)
+    shares.setflags(write=False)
+    _SUMMARIES[key] = (means, shares, tuple(messages))
+    if len(_SUMMARIES) > _SUMMARIES_MAX:
+        _SUMMARIES.popitem(last=False)
+    return means, shares, messages
+
+
+def _kmeans_summary(a: np.ndarray, n_clusters: int, seed: int
+                    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     # scikit-learn takes ~0.5 s to import: load it only when a distance is computed
     from sklearn.cluster import KMeans
 
-    a = a[np.lexsort(a.T[::-1])]  # canonical row order: the result ignores row order
     k = min(n_clusters, len(np.unique(a, axis=0)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
