@@ -117,3 +117,13 @@ def test_li2009_experiments_use_registered_names():
     for f in files:
         for job in read_toml(f, "experiment").get("tradeoff", []):
             assert job.get("method", "mondrian") in ("mondrian", "bucketization", "both"), f
+
+
+def test_points_keep_each_thresholds_type(tmp_path):
+    from sdceval.compare.tradeoff import compute_tradeoff
+    ds = sdceval.load_dataset("adult")
+    pts = compute_tradeoff(ds, models=["k", "t"], grids={"k": [5000], "t": [0.4]},
+                           measures=["p_loss"], model_params={"t": {"distance": "js"}})
+    assert [type(v) for v in pts["value"]] == [int, float]
+    pts.to_csv(tmp_path / "p.csv", index=False)
+    assert (tmp_path / "p.csv").read_text().splitlines()[1].split(",")[2] == "5000"

@@ -123,7 +123,8 @@ def tradeoff_point(data_ref, method: str, model: str, value: float, model_params
     param = MODEL_PARAM[model]
     t0 = time.perf_counter()
     rel = spec.apply(ds, {"model": model, **model_params, param: value}, seed=seed)
-    row: dict[str, Any] = {"model": model, "parameter": param, "value": value,
+    # the value as the registry typed it (k is an int: written "5000", not "5000.0")
+    row: dict[str, Any] = {"model": model, "parameter": param, "value": rel.params[param],
                            "method": method,
                            "classes": int(len(pd.unique(rel.classes)))
                            if rel.classes is not None else None,
@@ -187,7 +188,10 @@ def compute_tradeoff(dataset_or_ref, *, models=None, method: str = DEFAULT_METHO
         if done == total or done % 8 == 0:
             say(f"  {done}/{total} releases")
     rows = ex.map(tradeoff_point, tasks, progress=tick)
-    return pd.DataFrame(rows)
+    points = pd.DataFrame(rows)
+    # one column holds every model's threshold: keep each with its own type
+    points["value"] = pd.Series([r["value"] for r in rows], dtype=object, index=points.index)
+    return points
 
 
 class _Serial:
