@@ -31,6 +31,7 @@ from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.loaders import open_ref
+from sdceval.core.tasks import run_serially
 from sdceval.catalog import get_measure, get_method
 
 DEFAULT_GRIDS: dict[str, list[float]] = {
@@ -180,30 +181,16 @@ def compute_tradeoff(dataset_or_ref, *, models=None, method: str = DEFAULT_METHO
             for v in grids[m]:
                 tasks.append(dict(data_ref=dataset_or_ref, method=mm, model=m, value=v,
                                   model_params=params, measures=meas, seed=seed))
-    ex = executor or _Serial()
     say = progress or (lambda msg: None)
-    say(f"trade-off: {len(tasks)} releases x {len(meas)} measures ({ex.name} executor)")
+    where = executor.name if executor is not None else "serial"
+    say(f"trade-off: {len(tasks)} releases x {len(meas)} measures ({where} executor)")
 
     def tick(done, total):
         if done == total or done % 8 == 0:
             say(f"  {done}/{total} releases")
-    rows = ex.map(tradeoff_point, tasks, progress=tick)
+    rows = (executor.map(tradeoff_point, tasks, progress=tick) if executor is not None
+            else run_serially(tradeoff_point, tasks, tick))
     points = pd.DataFrame(rows)
     # one column holds every model's threshold: keep each with its own type
     points["value"] = pd.Series([r["value"] for r in rows], dtype=object, index=points.index)
     return points
-
-
-class _Serial:
-    """The tasks one after another in this process (when no executor is given)."""
-
-    name = "serial"
-
-    @staticmethod
-    def map(fn, tasks, progress=None) -> list:
-        out = []
-        for i, t in enumerate(tasks):
-            out.append(fn(**t))
-            if progress:
-                progress(i + 1, len(tasks))
-        return out

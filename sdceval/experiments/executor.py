@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
+from sdceval.core.tasks import run_serially
 
 #: variables that size the native thread pools when a library loads
 _NATIVE_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -56,12 +57,7 @@ class Executor:
     name = "serial"
 
     def map(self, fn: Callable, tasks: Sequence[dict], progress=None) -> list[Any]:
-        out = []
-        for i, t in enumerate(tasks):
-            out.append(fn(**t))
-            if progress:
-                progress(i + 1, len(tasks))
-        return out
+        return run_serially(fn, tasks, progress)
 
     def describe(self) -> str:
         return "serial, in this process"

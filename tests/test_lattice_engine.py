@@ -1,0 +1,305 @@
+"""The lattice module and its node engine (issue 7, first building block): node ids and
+neighbours; class tables (sizes, sensitive counts, per-record classes) against a
+brute-force pandas groupby; roll-up equal to direct evaluation on every node; agreement
+with `methods.generalization.node_classes` on Adult."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sdceval.core.dataset import Dataset
+from sdceval.core.errors import SdcevalError
+from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.loaders import load_dataset
+from sdceval.core.schema import Schema
+from sdceval.lattice import ClassTable, Lattice, NodeEngine
+from sdceval.lattice.engine import group_keys
+from sdceval.methods.generalization import node_classes
+
+heights_st = st.lists(st.integers(0, 4), min_size=1, max_size=5)
+
+
+# -- lattice ---------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(heights_st)
+def test_ids_round_trip_in_lexicographic_order(heights):
+    lat = Lattice(heights)
+    assert lat.size == int(np.prod([h + 1 for h in heights]))
+    every = np.array(list(itertools.product(*[range(h + 1) for h in heights])))
+    ids = np.arange(lat.size)
+    assert np.array_equal(lat.decode(ids), every)  # id order = lexicographic order
+    assert np.array_equal(lat.encode(every), ids)
+    assert np.array_equal(lat.nodes(), every)
+    for i in (0, lat.size - 1, lat.size // 2):
+        node = lat.decode(i)
+        assert isinstance(node, tuple) and lat.encode(node) == i
+    assert lat.decode(0) == lat.bottom and lat.decode(lat.size - 1) == lat.top
+    assert np.array_equal(lat.height_of(every), every.sum(axis=1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(heights_st, st.data())
+def test_neighbours_differ_by_one_level_on_one_qi(heights, data):
+    lat = Lattice(heights)
+    node = np.array([data.draw(st.integers(0, h)) for h in heights])
+    up, down = lat.successors(node), lat.predecessors(node)
+    assert len(up) == int((node < lat.heights).sum())
+    assert len(down) == int((node > 0).sum())
+    for nb, sign in [(up, 1), (down, -1)]:
+        diff = nb - node
+        assert ((diff == sign).sum(axis=1) == 1).all() and ((diff != 0).sum(axis=1) == 1).all()
+    # the lattice edge relation (Σ|n_i - m_i| = 1), from all nodes
+    every = lat.nodes()
+    adj = every[np.abs(every - node).sum(axis=1) == 1]
+    assert sorted(map(tuple, adj)) == sorted(map(tuple, np.r_[up, down]))
+    for p in down:
+        assert any((s == node).all() for s in lat.successors(p))
+
+
+@settings(max_examples=40, deadline=None)
+@given(heights_st)
+def test_nodes_at_height_partition_the_lattice(heights):
+    lat = Lattice(heights)
+    every = lat.nodes()
+    total = 0
+    for h in range(-1, lat.max_height + 2):
+        at = lat.nodes_at_height(h)
+        expect = every[every.sum(axis=1) == h] if 0 <= h <= lat.max_height else every[:0]
+        assert np.array_equal(at, expect)
+        assert lat.count_at_height(h) == len(expect)
+        total += len(at)
+    assert total == lat.size
+
+
+def test_lattice_bad_input_is_named():
+    lat = Lattice([2, 1], names=["age", "sex"])
+    with pytest.raises(SdcevalError, match=r"level 3 for quasi-identifier 'age' is outside 0\.\.2"):
+        lat.encode([3, 0])
+    with pytest.raises(SdcevalError, match="one level per quasi-identifier"):
+        lat.encode([1, 0, 0])
+    with pytest.raises(SdcevalError, match="node id 6 is outside 0..5"):
+        lat.decode(6)
+    with pytest.raises(SdcevalError, match="integers"):
+        lat.encode([0.5, 0])
+
+
+def test_too_large_lattice_says_size_and_alternatives():
+    lat = Lattice([9] * 8)  # 10**8 nodes
+    with pytest.raises(SdcevalError, match=r"100,000,000 nodes.*coarser hierarchies.*"
+                                           r"fewer quasi-identifiers.*mondrian"):
+        lat.nodes()
+    assert len(lat.nodes_at_height(1)) == 8  # a thin slice still enumerates
+    with pytest.raises(SdcevalError, match="height 36 has 4,816,030 nodes, more than the 1,000"):
+        lat.nodes_at_height(36, limit=1000)
+    huge = Lattice([99] * 10)  # 100**10 > 2**62: no 64-bit ids
+    with pytest.raises(SdcevalError, match="too many to number"):
+        huge.encode([0] * 10)
+
+
+def test_group_keys_both_paths():
+    rng = np.random.default_rng(1)
+    for space in (50, 10**12):
+        keys = rng.integers(0, space, 300)
+        inv, first, uniq = group_keys(keys, space)
+        u, i = np.unique(keys, return_inverse=True)
+        assert np.array_equal(uniq, u) and np.array_equal(inv, i.ravel())
+        assert np.array_equal(keys[first], uniq)
+
+
+# -- engine on random small data sets ------------------------------------------------
+def _tree(name, n_leaves, widths, rng):
+    """A categorical hierarchy: leaves in a random order, grouped level by level into
+    blocks of ``widths`` (each level nests in the next), then the root."""
+    leaves = [f"{name}{i}" for i in rng.permutation(n_leaves)]
+    group = np.arange(n_leaves)
+    cols = [leaves]
+    for j, w in enumerate(widths):
+        group = group // w
+        cols.append([f"{name}L{j + 1}_{g}" for g in group])
+    cols.append(["*"] * n_leaves)
+    rows = [list(r) for r in zip(*cols)]
+    return Hierarchy(rows, name=name)
+
+
+@st.composite
+def small_dataset(draw):
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n_qis = draw(st.integers(2, 4))
+    n = draw(st.integers(2, 60))
+    frame, hier = {}, {}
+    for i in range(n_qis):
+        name = f"q{i}"
+        kind = draw(st.sampled_from(["tree", "flat", "intervals"]))
+        if kind == "intervals":
+            vals = rng.integers(0, 20, n)
+            frame[name] = vals
+            hier[name] = Hierarchy.intervals(np.arange(20), [2, 4, 8][:draw(st.integers(1, 3))],
+                                             name=name)
+        else:
+            m = draw(st.integers(1, 6))
+            frame[name] = [f"{name}{v}" for v in rng.integers(0, m, n)]
+            if kind == "flat":
+                hier[name] = Hierarchy.flat([f"{name}{v}" for v in range(m)], name=name)
+            else:
+                widths = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2))
+                hier[name] = _tree(name, m, widths, rng)
+    frame["s"] = [f"s{v}" for v in rng.integers(0, draw(st.integers(1, 4)), n)]
+    frame = pd.DataFrame(frame)
+    qis = [f"q{i}" for i in range(n_qis)]
+    schema = Schema.from_roles(frame, qi=qis, sensitive="s", hierarchies=hier)
+    return Dataset(frame, schema, name="rand")
+
+
+def brute_force(ds, levels):
+    """Classes of a node by pandas groupby over the generalized records: a frame with
+    one row per class (generalized node ids, size, count per sensitive code), sorted by
+    the node ids, and the class of each record (groupby's group number)."""
+    qis = ds.schema.qis
+    gen = pd.DataFrame({q: ds.hierarchy(q).node_of[lv][ds.codes(q)] for q, lv in zip(qis, levels)})
+    s_codes = ds.codes(ds.schema.sensitive)
+    n_s = ds.hierarchy(ds.schema.sensitive).n_leaves
+    for c in range(n_s):
+        gen[f"s{c}"] = (s_codes == c).astype(np.int64)
+    gen["size"] = 1
+    table = gen.groupby(qis, sort=True).sum().reset_index()
+    record_class = gen.groupby(qis, sort=True).ngroup().to_numpy()
+    return table, record_class
+
+
+def same_partition(a, b):
+    pairs = pd.DataFrame({"a": a, "b": b}).drop_duplicates()
+    return len(pairs) == len(np.unique(a)) == len(np.unique(b))
+
+
+def assert_table_matches(ds, engine, table, levels):
+    expect, record_class = brute_force(ds, levels)
+    qis = ds.schema.qis
+    assert table.levels == tuple(levels)
+    assert np.array_equal(table.node_ids.T, expect[qis].to_numpy())
+    assert np.array_equal(table.sizes, expect["size"].to_numpy())
+    s_cols = [f"s{c}" for c in range(table.n_sensitive)]
+    assert np.array_equal(table.sensitive_matrix(), expect[s_cols].to_numpy())
+    # the CSR form: sorted by class then code, no zero entries, rows sum to the sizes
+    order = np.lexsort((table.pair_value, table.pair_class))
+    assert np.array_equal(order, np.arange(len(order))) and (table.pair_count > 0).all()
+    off = table.pair_offsets
+    assert np.array_equal(np.diff(off), (table.sensitive_matrix() > 0).sum(axis=1))
+    rec = engine.record_classes(table)
+    assert np.array_equal(rec, record_class)  # same ordering, hence same ids
+    assert same_partition(rec, record_class)
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_dataset(), st.booleans())
+def test_class_tables_equal_brute_force_on_every_node(ds, packed):
+    engine = NodeEngine(ds, packed=packed)
+    for levels in engine.lattice.nodes():
+        table = engine.classes(levels, rollup=False)
+        assert_table_matches(ds, engine, table, tuple(int(v) for v in levels))
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_dataset(), st.sampled_from([0, 1, 3, 4096]), st.integers(0, 2**31 - 1),
+       st.booleans())
+def test_rollup_equals_direct_on_every_node(ds, cache, seed, packed):
+    """Whatever the order of evaluation and the cache bound (0: always from the distinct
+    rows; 1 or 3: constant eviction), roll-up gives the direct table array for array,
+    with packed keys and without."""
+    direct = NodeEngine(ds, packed=False)
+    engine = NodeEngine(ds, cache_tables=cache, packed=packed)
+    nodes = engine.lattice.nodes()
+    order = [nodes, nodes[np.random.default_rng(seed).permutation(len(nodes))]]
+    for sweep in order:
+        for levels in sweep:
+            a, b = engine.classes(levels), direct.classes(levels, rollup=False)
+            for f in ("levels", "node_ids", "sizes", "pair_class", "pair_value", "pair_count",
+                      "row_class"):
+                assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert engine.cached <= cache
+    if cache >= len(nodes) > 1:
+        assert engine.stats["hits"] > 0  # the second sweep finds every node cached
+
+
+def test_rollup_uses_the_cached_predecessor_with_fewest_classes():
+    # bottom: 8 classes; a generalized: 2 (the values of b); b generalized: 4
+    frame = pd.DataFrame({"a": list("abcdabcd") * 3, "b": list("xxxxyyyy") * 3,
+                          "s": list("pq") * 12})
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["a", "b"], sensitive="s"))
+    engine = NodeEngine(ds)
+    seen = []
+    original = engine._rollup
+    engine._rollup = lambda src, lv: seen.append(src.levels) or original(src, lv)
+    assert engine.classes((1, 0)).n_classes == 2
+    assert engine.classes((0, 1)).n_classes == 4  # the most recent, but larger
+    engine.classes((1, 1))
+    assert seen == [(0, 0), (0, 0), (1, 0)]
+    assert engine.stats["hits"] == 0
+    assert engine.classes((1, 1)).n_classes == 1
+    assert engine.stats["hits"] == 1 and len(seen) == 3
+
+
+def test_engine_without_sensitive_and_bad_levels():
+    frame = pd.DataFrame({"a": list("aabbc"), "b": [1, 1, 2, 2, 2]})
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["a", "b"]))
+    engine = NodeEngine(ds)
+    table = engine.classes((0, 0))
+    assert table.pair_class is None and table.n_sensitive == 0
+    assert sorted(table.sizes.tolist()) == [1, 2, 2]
+    with pytest.raises(SdcevalError, match="no sensitive attribute"):
+        table.sensitive_matrix()
+    with pytest.raises(SdcevalError, match="quasi-identifier 'a' is outside"):
+        engine.classes((5, 0))
+    with pytest.raises(SdcevalError, match="one level per quasi-identifier"):
+        engine.classes((0,))
+    with pytest.raises(SdcevalError, match="cache_tables"):
+        NodeEngine(ds, cache_tables=-1)
+
+
+def test_keys_beyond_int64_are_re_ranked():
+    """30 QIs of 8 leaves: the bottom key space 8**30 = 2**90 does not fit int64."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({f"x{i}": rng.integers(0, 8, 40) for i in range(30)})
+    frame["s"] = rng.integers(0, 3, 40)
+    hier = {f"x{i}": Hierarchy.intervals(np.arange(8), [2, 4], name=f"x{i}")
+            for i in range(30)}
+    ds = Dataset(frame, Schema.from_roles(frame, qi=list(hier), sensitive="s",
+                                          hierarchies=hier, kinds={"s": "categorical"}))
+    engine = NodeEngine(ds)
+    for levels in [(0,) * 30, (1,) * 30, (0, 1, 2) * 10, (3,) * 30]:
+        assert_table_matches(ds, engine, engine.classes(levels), levels)
+
+
+# -- agreement with methods/generalization.py on Adult ------------------------------------
+@pytest.fixture(scope="module")
+def adult_train():
+    return load_dataset("adult-train")
+
+
+def test_agrees_with_node_classes_on_adult(adult_train):
+    qis = ["age", "workclass", "education", "marital-status", "race", "sex",
+           "native-country", "income"]
+    ds = Dataset(adult_train.frame, adult_train.schema.with_roles(qi=qis))
+    engine = NodeEngine(ds)
+    assert engine.lattice.size == 17920
+    for levels in [(0,) * 8, (1, 1, 1, 1, 0, 0, 1, 0), (3, 2, 1, 1, 1, 0, 2, 1),
+                   (6, 3, 3, 3, 1, 1, 4, 1), (2, 0, 3, 0, 1, 0, 4, 0)]:
+        table = engine.classes(levels)
+        classes, sizes = node_classes(ds, levels)
+        assert np.array_equal(np.sort(table.sizes), np.sort(sizes))
+        rec = engine.record_classes(table)
+        # both number classes by their node ids, QI by QI: the same ids
+        assert np.array_equal(rec, classes)
+        assert int(table.sizes.sum()) == ds.n
+
+
+def test_adult_sensitive_counts_sum_to_class_sizes(adult_train):
+    engine = NodeEngine(adult_train)  # occupation sensitive
+    for levels in [(0,) * 6, (2, 1, 1, 1, 0, 1)]:
+        t = engine.classes(levels)
+        assert isinstance(t, ClassTable)
+        assert np.array_equal(t.sensitive_matrix().sum(axis=1), t.sizes)
+        assert t.n_sensitive == adult_train.hierarchy("occupation").n_leaves
