@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sdceval.core import threads
-from sdceval.core.errors import SdcevalError
+from sdceval.core.errors import SdcevalError, plain
 
 BUNDLED_NAMES = ("census", "eia", "adult", "adult-train")  # checked against the loaders
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
@@ -129,11 +129,6 @@ def _fmt_table(df) -> str:
                                                  if df[c].dtype == float})
 
 
-def _plain(v):
-    """A numpy scalar as the Python value it holds (for messages)."""
-    return v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v
-
-
 # -- commands ----------------------------------------------------------------------
 def direction_words(spec) -> str:
     """What a larger value of a measure means, in words (``sdceval list measures``),
@@ -205,7 +200,7 @@ def cmd_anonymize(args) -> int:
     rel = spec.apply(ds, params, seed=args.seed)
     dt = time.perf_counter() - t0
     summary = rel.summary()
-    shown = {k: _plain(v) for k, v in rel.params.items()
+    shown = {k: plain(v) for k, v in rel.params.items()
              if k in params or k == spec.tunable_for(rel.params).name}
     _say(args, f"{spec.name} {shown} on {ds.name} ({ds.n} records) in {dt:.2f} s"
          + (f"; {summary['classes']} classes" if "classes" in summary else "")
@@ -237,7 +232,7 @@ def cmd_evaluate(args) -> int:
         m = get_measure(name).evaluate(ds, rel, params)
         rows.append({**m.to_dict(), "label": label, "params": params})
         lines.append(f"{label:20s} {m.value:.6g}" + "".join(
-            f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={_plain(v)}"
+            f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={plain(v)}"
             for k, v in m.details.items() if isinstance(v, (int, float, str))))
     if args.out:  # the file first: a closed stdout must not lose it
         write_json({"data": ds.name, "release": str(args.release), "measurements": rows},
@@ -268,7 +263,7 @@ def cmd_compare(args) -> int:
     print(f"\n{ds.name}: methods matched to {comp.risk_measure} = {comp.target:.4g}"
           + (f" (risk of {comp.reference})" if comp.reference else "") + f"; {dt:.1f} s")
     print(_fmt_table(table))
-    notes = comp.footnotes() if hasattr(comp, "footnotes") else []
+    notes = comp.footnotes()
     if notes:
         print("\n" + "\n".join(f"note: {n}" for n in notes))
     return 0
@@ -456,12 +451,9 @@ def _children() -> list[int]:
     parent: dict[int, int] = {}
     for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    # the command name (2nd field) may hold spaces: parse after its ')'
-                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
+            fields = _stat_fields(int(d))
+            if fields:
+                parent[int(d)] = int(fields[1])
     found, frontier = [], [os.getpid()]
     while frontier:
         kids = [pid for pid, pp in parent.items() if pp in frontier]
@@ -506,12 +498,20 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _is_zombie(pid: int) -> bool:
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (state, parent pid, ...);
+    empty if the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            # the command name (2nd field) may hold spaces: parse after its ')'
+            return f.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return True
+        return []
+
+
+def _is_zombie(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    return not fields or fields[0] == "Z"
 
 
 def _hard_exit(code: int) -> None:

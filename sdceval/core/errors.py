@@ -27,3 +27,9 @@ def unknown(what: str, name: str, options: Iterable[str]) -> SdcevalError:
         f"unknown {what} {name!r}.{suggest(name, options)} "
         f"Known {what}s: {', '.join(options)}."
     )
+
+
+def plain(v):
+    """A numpy scalar or array as the Python value(s) it holds (``np.str_('A')`` ->
+    ``'A'``, an array -> a list), for messages and JSON; anything else unchanged."""
+    return v.tolist() if type(v).__module__ == "numpy" and hasattr(v, "tolist") else v

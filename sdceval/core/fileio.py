@@ -19,7 +19,7 @@ import secrets
 from pathlib import Path
 from typing import Callable, Iterable
 
-from sdceval.core.errors import SdcevalError
+from sdceval.core.errors import SdcevalError, plain
 
 try:
     import tomllib
@@ -94,11 +94,8 @@ def write_text(text: str, path, protected: Iterable = ()) -> Path:
 
 
 def _default(o):
-    import numpy as np
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
+    if type(o).__module__ == "numpy":
+        return plain(o)
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serializable: {type(o).__name__}")

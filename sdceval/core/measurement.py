@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from sdceval.core.errors import plain
+
 #: how to read a value (one vocabulary, see `sdceval.core.registry`): a lower value
 #: means less risk / less loss, or a higher value does
 DIRECTIONS = ("lower_is_better", "higher_is_better")
@@ -48,12 +50,4 @@ class Measurement:
     def to_dict(self) -> dict[str, Any]:
         return {"measure": self.measure, "value": float(self.value),
                 "direction": self.direction,
-                **{k: _plain(v) for k, v in self.details.items()}}
-
-
-def _plain(v):
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
+                **{k: plain(v) for k, v in self.details.items()}}

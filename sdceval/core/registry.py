@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from sdceval.core import threads
-from sdceval.core.errors import SdcevalError, suggest, unknown
+from sdceval.core.errors import SdcevalError, plain, suggest, unknown
 from sdceval.core.measurement import DIRECTIONS, Measurement
 from sdceval.core.release import KINDS, NEEDS, Release, publishable_columns
 from sdceval.core.rng import check_random_state
@@ -167,9 +167,8 @@ class Param:
             else:
                 value = str(raw)
         except (TypeError, ValueError, OverflowError):
-            shown = raw.item() if isinstance(raw, np.generic) else raw
             raise SdcevalError(f"{where} must be of type {_TYPES.get(self.type, self.type)}, "
-                               f"got {shown!r}") from None
+                               f"got {plain(raw)!r}") from None
         if self.choices and value not in self.choices:
             raise SdcevalError(f"{where} must be one of {', '.join(map(str, self.choices))}, "
                                f"got {value!r}.{suggest(str(value), map(str, self.choices))}")

@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.errors import SdcevalError, plain, suggest
 from sdceval.core.hierarchy import Hierarchy
 
 ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore")
@@ -37,11 +37,6 @@ def column_names(frame: pd.DataFrame) -> list[str]:
     return names
 
 
-def _plain(v):
-    """A numpy scalar as the Python value it holds (for messages)."""
-    return v.item() if isinstance(v, np.generic) else v
-
-
 def _is_name(v) -> bool:
     return isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
 
@@ -55,12 +50,12 @@ def role_names(value, role: str) -> list[str]:
         return [str(value)] if str(value) else []
     if isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):
         raise SdcevalError(f"role {role}: expected a column name or a list of column names, "
-                           f"got {_plain(value)!r}")
+                           f"got {plain(value)!r}")
     out = []
     for v in value:
         if not _is_name(v):
             raise SdcevalError(f"role {role}: column names must be text or integers, got "
-                               f"{_plain(v)!r}")
+                               f"{plain(v)!r}")
         out.append(str(v))
     if role in SINGLE_ROLES and len(out) > 1:
         raise SdcevalError(

@@ -66,6 +66,8 @@ from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
 
 AGGREGATES = ("mean_log1p", "mean", "log_mean")
 RANK_SCALES = ("raw", "fraction")
+#: the defaults of the two parameters whose other values name a variant in `readings`
+DEFAULTS = {"aggregate": "mean_log1p", "rank_scale": "raw"}
 #: "spec": the aggregate as SPEC §4 defines it; "fitted_per_attribute": divided by the
 #: number of attributes, a scale fitted to the paper's printed 0.45 / 0.58 (module notes)
 SCALES = ("spec", "fitted_per_attribute")
@@ -163,10 +165,10 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     "linkage_risk", category="risk", direction="higher_is_better", kinds=NUMERIC_KINDS,
     needs=("numeric",),
     params=[
-        Param("aggregate", str, "mean_log1p", choices=AGGREGATES,
+        Param("aggregate", str, DEFAULTS["aggregate"], choices=AGGREGATES,
               description="mean_log1p: mean log(1+d); mean: mean d; log_mean: "
                           "log(1 + mean d)"),
-        Param("rank_scale", str, "raw", choices=RANK_SCALES,
+        Param("rank_scale", str, DEFAULTS["rank_scale"], choices=RANK_SCALES,
               description="raw: ranks 1..n; fraction: ranks / n"),
         Param("scale", str, "spec", choices=SCALES,
               description="spec: the aggregate as SPEC §4 defines it (MDAV k=5: 5.86 "
@@ -218,7 +220,7 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
     # label the other-scale value as its measure variant, so a comparison table shows
     # e.g. linkage_risk(scale=fitted_per_attribute) next to the matched spec-scale risk
     fixed = {k: v for k, v in (("aggregate", aggregate), ("rank_scale", rank_scale))
-             if v != {"aggregate": "mean_log1p", "rank_scale": "raw"}[k]}
+             if v != DEFAULTS[k]}
     readings = {"reidentification_rate": reid, "reidentification_rate_any": reid_any}
     for s, v in by_scale.items():
         if s != scale:
