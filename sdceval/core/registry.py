@@ -59,7 +59,7 @@ import numpy as np
 from sdceval.core import threads
 from sdceval.core.errors import SdcevalError, plain, suggest, unknown
 from sdceval.core.measurement import DIRECTIONS, Measurement
-from sdceval.core.release import KINDS, NEEDS, Release, publishable_columns
+from sdceval.core.release import KINDS, NEEDS, Release, check_published
 from sdceval.core.rng import check_random_state
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
@@ -346,17 +346,9 @@ class MethodSpec:
             raise TypeError(f"method {self.name!r} (family {self.family!r}) returned a "
                             f"{release.kind} release; expected {self.kind}")
         release.check(dataset)
-        columns = list(dataset.frame.columns)
-        allowed = set(publishable_columns(dataset, release.kind))
-        leaked = [c for c in release.data.columns if c in columns and c not in allowed]
-        if leaked:
-            raise SdcevalError(
-                f"method {self.name!r} would publish "
-                + ", ".join(f"{c!r} (role {dataset.schema[c].role!r})" if c in dataset.schema
-                            else repr(c) for c in leaked)
-                + ", which it does not protect; only the protected columns and those with "
-                  "role 'passthrough' are published")
-        dropped = tuple(c for c in columns if c not in release.data.columns)
+        # the constructors check this too; a Release built directly must not leak either
+        check_published(dataset, release.kind, release.data.columns, f"method {self.name!r}")
+        dropped = tuple(c for c in dataset.frame.columns if c not in release.data.columns)
         return release.with_provenance(
             self.name, {**resolved, **({"seed": seed} if isinstance(seed, (int, type(None)))
                                        else {})}, dropped=dropped)

@@ -410,6 +410,20 @@ def publishable_columns(dataset, kind: str) -> list:
     return [c for c in dataset.frame.columns if c in keep]
 
 
+def check_published(dataset, kind: str, columns, who: str) -> None:
+    """Refuse a ``kind`` release that would publish a data-set column outside
+    `publishable_columns` (a column the method does not protect and the user did not
+    pass through), naming the columns and their roles."""
+    allowed = set(publishable_columns(dataset, kind))
+    stray = [c for c in columns if c in dataset.frame.columns and c not in allowed]
+    if stray:
+        roles = ", ".join(f"{c!r} (role {dataset.schema[c].role!r})" if c in dataset.schema
+                          else repr(c) for c in stray)
+        raise SdcevalError(
+            f"{who}: a {kind} release may not publish {roles}: it publishes what the "
+            "method protects and the columns given role 'passthrough' only")
+
+
 def _publish(dataset, kind: str, data: pd.DataFrame, method: str) -> tuple[pd.DataFrame, tuple]:
     """The published table of a ``kind`` release built from the method's ``data``:
     the protected columns from ``data``, the unchanged ones from ``data`` or the data
@@ -428,14 +442,8 @@ def _publish(dataset, kind: str, data: pd.DataFrame, method: str) -> tuple[pd.Da
     if missing:
         raise SdcevalError(f"{who}: a {kind} release must publish column(s) "
                            f"{', '.join(map(repr, missing))}")
+    check_published(dataset, kind, data.columns, who)
     allowed = set(protected) | set(unchanged)
-    stray = [c for c in data.columns if c in columns and c not in allowed]
-    if stray:
-        roles = ", ".join(f"{c!r} (role {dataset.schema[c].role!r})" if c in dataset.schema
-                          else repr(c) for c in stray)
-        raise SdcevalError(
-            f"{who}: a {kind} release may not publish {roles}: it publishes what the "
-            "method protects and the columns given role 'passthrough' only")
     data = data.reset_index(drop=True)
     out = {}
     for c in columns:
