@@ -282,10 +282,11 @@ PROTECTED_ROLES = ("qi", "sensitive", "numeric")
 
 def _override(spec: Mapping, changes: Mapping, moved: list | None = None) -> dict:
     """``spec`` with the roles in ``changes`` replacing its own; a column named in
-    ``changes`` leaves the roles ``spec`` gave it (``--keep age`` on a schema where age is
-    a QI makes it passthrough, as `Schema.with_roles` does), so that options override
-    the file rather than conflict with it.  Each such move is appended to ``moved`` as
-    ``(column, old role, new role)``, for a note to the user."""
+    ``changes`` leaves the role ``spec`` gave it (``--qi diag`` on a schema where diag is
+    sensitive makes it a QI, as `Schema.with_roles` does), so that options override the
+    file rather than conflict with it, except that a protected column (`PROTECTED_ROLES`)
+    is never moved to passthrough: that is an error.  Each move is appended to ``moved``
+    as ``(column, old role, new role)``, for a note to the user."""
     roles = ROLE_KEYS + ("ignore",)
     new_role = {n: r for r, v in changes.items() if r in roles for n in role_names(v, r)}
     out = dict(spec)
