@@ -1,4 +1,4 @@
-"""Command-line interface: ``sdceval list|anonymize|evaluate|compare|run|hierarchy|tradeoff``.
+"""Command-line interface: ``sdceval list|anonymize|evaluate|compare|run|hierarchy|tradeoff|lattice``.
 
 ``sdceval compare`` with no options runs the main job on the bundled ``census`` data:
 MDAV, correlated noise, multiplicative noise and rank swapping matched to the linkage
@@ -39,7 +39,7 @@ from pathlib import Path
 from sdceval.core import threads
 from sdceval.core.errors import SdcevalError, plain
 
-BUNDLED_NAMES = ("census", "eia", "adult", "adult-train")  # checked against the loaders
+BUNDLED_NAMES = ("census", "eia", "adult", "adult-train", "adult-arx")  # = loaders.BUNDLED
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
 
 
@@ -341,6 +341,111 @@ def cmd_tradeoff(args) -> int:
     return 0
 
 
+def _models(ds, specs):
+    """Privacy models from ``--model`` options: ``k=5`` (a model and its threshold),
+    ``l=3,variant=distinct``, or ``NAME:param=value,...`` (e.g. ``cl:c=3,l=2``); the
+    syntax of `sdceval.privacy.parse_model_spec`, shared with experiment files."""
+    from sdceval.privacy import parse_model_spec
+    sens = ds.schema.sensitive
+    hierarchy = ds.hierarchy(sens) if sens else None
+    out = []
+    for spec in specs or []:
+        try:
+            out.append(parse_model_spec(spec, hierarchy=hierarchy))
+        except SdcevalError as exc:
+            raise SdcevalError(f"--model {spec!r}: {exc}") from None
+    return out
+
+
+def _lattice_problem(args, ds):
+    from sdceval.lattice.search import LatticeProblem
+    return LatticeProblem(ds, _models(ds, args.model), rule=args.rule,
+                          limit=args.max_suppression)
+
+
+def _export_format(out) -> str:
+    """``csv``, ``csv.gz`` or ``parquet`` from ``lattice export --out``'s name."""
+    if not out:
+        raise SdcevalError("lattice export needs --out FILE (.csv, .csv.gz or .parquet)")
+    name = Path(out).name.lower()
+    if name.endswith(".parquet"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            from sdceval.core.loaders import PARQUET_EXTRA
+            raise SdcevalError(f"lattice export to Parquet needs pyarrow, an optional "
+                               f"extra: {PARQUET_EXTRA}; or write .csv") from None
+        return "parquet"
+    for fmt in ("csv", "csv.gz"):
+        if name.endswith("." + fmt):
+            return fmt
+    raise SdcevalError(f"lattice export: --out {str(out)!r} must end in .csv, .csv.gz or "
+                       ".parquet")
+
+
+def cmd_lattice(args) -> int:
+    import numpy as np
+    ds = _dataset(args)
+    if args.action == "info":
+        from sdceval.lattice import Lattice, NodeEngine
+        lat = Lattice.of(ds)
+        print(f"{ds.name}: {ds.n} records; lattice of {lat.size:,} nodes, heights 0..{lat.max_height}")
+        for q, h in zip(lat.names, lat.heights.tolist()):
+            hier = ds.hierarchy(q)
+            print(f"  {q:20s} {h + 1} levels ({hier.n_leaves} leaves"
+                  + (", numeric)" if hier.numeric else ")"))
+        if lat.size <= 50_000_000:
+            engine = NodeEngine(ds)
+            print(f"  {engine.n_distinct} distinct quasi-identifier rows")
+        from sdceval.lattice.objectives import OBJECTIVES
+        print("objectives: " + ", ".join(OBJECTIVES))
+        return 0
+    if args.action == "export":
+        fmt = _export_format(args.out)  # before the evaluation, which may take long
+    problem = _lattice_problem(args, ds)
+    if args.action == "evaluate":
+        from sdceval.methods.generalization import parse_levels
+        levels = parse_levels(ds, args.levels)
+        names = _split(args.objectives)
+        row = problem.evaluate_node(levels, names)
+        print(f"node {','.join(map(str, levels))} ({problem.describe()})")
+        for k, v in row.items():
+            print(f"  {k:16s} {v:.10g}" if isinstance(v, float) else f"  {k:16s} {v}")
+        return 0
+    if args.action == "search":
+        from sdceval.lattice.search import optimal
+        res = optimal(problem, args.metric)
+        if args.out:
+            from sdceval.core.fileio import write_json
+            write_json({"data": ds.name, "problem": problem.describe(), **res.as_dict()},
+                       args.out)
+            _say(args, f"wrote {args.out}")
+        print(f"optimum ({args.metric}, {problem.describe()}):")
+        print(f"  levels {','.join(map(str, res.levels))}  "
+              + "  ".join(f"{q}={v}" for q, v in zip(problem.lattice.names, res.levels)))
+        print(f"  {args.metric} = {res.value:.10g}; suppressed {res.evaluation['suppressed']}"
+              + (f"; k = {plain(res.evaluation['k'])}" if args.metric != "k" else ""))
+        if len(res.ties) > 1:
+            print(f"  {len(res.ties)} tied optimal nodes: "
+                  + "; ".join(",".join(map(str, t)) for t in res.ties[:10])
+                  + (" ..." if len(res.ties) > 10 else ""))
+        print(f"  {res.checked} of {res.lattice_size:,} nodes checked in {res.seconds:.2f} s")
+        return 0
+    # export
+    from sdceval.core.fileio import atomic_write
+    from sdceval.lattice.search import evaluate_all
+    table = evaluate_all(problem, _split(args.objectives), cache=not args.no_cache)
+    if fmt == "parquet":
+        atomic_write(args.out, lambda p: table.to_parquet(p, index=False))
+    else:
+        atomic_write(args.out, lambda p: table.to_csv(
+            p, index=False, compression="gzip" if fmt == "csv.gz" else None))
+    feas = int(np.asarray(table["feasible"]).sum())
+    _say(args, f"wrote {args.out}")
+    print(f"{len(table):,} nodes, {feas:,} feasible ({problem.describe()}) -> {args.out}")
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from sdceval import __version__
@@ -423,7 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
                 cmd_tradeoff)
     _add_data_options(s, default="adult")
     s.add_argument("--models", default="k,l,t,delta",
-                   help="comma-separated privacy models (k, l, t, delta)")
+                   help="comma-separated privacy models (k, l, t, delta; also cl: "
+                        "recursive (c,l)-diversity) (default: k,l,t,delta)")
     s.add_argument("--method", default="mondrian",
                    choices=["mondrian", "bucketization", "both"],
                    help="how releases are made: mondrian (Li & Li's \"generalization\"), "
@@ -437,6 +543,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes, at most the thread budget (--threads)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random steps")
     s.add_argument("--out", default="out/tradeoff", help="output folder")
+
+    s = command("lattice", "full-domain generalization lattice: size, one node's "
+                "objectives, the optimal node, all nodes", cmd_lattice)
+    s.add_argument("action", choices=["info", "evaluate", "search", "export"],
+                   help="info: lattice size and hierarchies; evaluate: one node "
+                        "(--levels); search: the optimal node (--metric, --model); "
+                        "export: every node's objectives to --out")
+    _add_data_options(s, default="adult-train")
+    s.add_argument("--model", action="append", default=[], metavar="SPEC",
+                   help="privacy model to enforce, repeatable: k=5, l=3,variant=distinct, "
+                        "t=0.2, delta=1.5, cl:c=3,l=2 (default: none)")
+    s.add_argument("--rule", default="dewri", choices=["dewri", "arx"],
+                   help="suppression rule: dewri (Dewri et al. 2010 §6) or arx (suppress "
+                        "every violating class)")
+    s.add_argument("--max-suppression", type=float, default=0.01,
+                   help="suppression limit: a fraction of the records if < 1, else a count")
+    s.add_argument("--levels", help="evaluate: the node, one level per QI "
+                                    "(e.g. 1,0,2) or named (age=2,sex=1) (default: "
+                                    "the bottom node, all levels 0)")
+    s.add_argument("--objectives", help="evaluate/export: comma-separated objectives "
+                                        "(default: all the data set supports)")
+    s.add_argument("--metric", default="glm", help="search: objective to optimize")
+    s.add_argument("--out", help="search: JSON of the optimum; export: .csv, .csv.gz or "
+                                 ".parquet (default: none)")
+    s.add_argument("--no-cache", action="store_true",
+                   help="export: neither read nor write the on-disk cache")
     return p
 
 

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 import sdceval
 from sdceval import Dataset, Hierarchy, Schema, SdcevalError, load_dataset
+from sdceval.lattice import Lattice
 from sdceval.methods.generalization import (distinct_rows, evaluate_node, lattice_size,
-                                            min_k_node, node_classes, nodes_at_height,
-                                            parse_levels, suppression_threshold)
+                                            node_classes, parse_levels, rule_node,
+                                            search_node, suppression_threshold)
 
 # class sizes 1, 1, 2, 3, 3, 5 at the bottom node: |E_1| = 2, |E_2| = 2, |E_3| = 6,
 # |E_4| = 0, |E_5| = 5, N = 15
@@ -125,24 +126,31 @@ def test_release_is_k_anonymous_after_suppression(adult_train):
     assert (sizes <= rel.info["k"]).sum() > rel.info["eta"]
 
 
-def brute_force_min_k(ds, k, eta_frac):
-    """Every lattice node, by pandas grouping of the generalized codes."""
+def brute_force_optimum(ds, k, eta_frac):
+    """Every lattice node by pandas grouping of the generalized codes, Dewri's rule by a
+    loop over class sizes, GLM from the release measure: the feasible nodes (j + 1 >= k)
+    with the lowest GLM (within 1e-9 relative)."""
     qis = ds.schema.qis
     hs = [ds.hierarchy(q) for q in qis]
     eta = eta_frac * ds.n if eta_frac < 1 else eta_frac
-    best = None
+    found = []
     for levels in itertools.product(*[range(h.height + 1) for h in hs]):
         cols = {q: h.node_of[lv][ds.codes(q)] for q, h, lv in zip(qis, hs, levels)}
         sizes = pd.DataFrame(cols).assign(one=1).groupby(qis)["one"].transform("size")
-        sizes = sizes.to_numpy()
-        if (sizes < k).sum() > eta:
+        by_size = pd.Series(sizes.to_numpy()).value_counts()
+        j, total = 0, 0
+        while True:  # smallest j with |E_1| + ... + |E_{j+1}| > η
+            total += int(by_size.get(j + 1, 0))
+            if total > eta or j + 1 >= sizes.max():
+                break
+            j += 1
+        if j + 1 < k:
             continue
-        key = (sum(levels),)
-        if best is None or key < best[0]:
-            best = (key, [levels])
-        elif key == best[0]:
-            best[1].append(levels)
-    return best[0][0], best[1]
+        rel = sdceval.anonymize(ds, "generalization", levels=",".join(map(str, levels)),
+                                max_suppression=eta_frac)
+        found.append((sdceval.evaluate(ds, rel, "glm", normalized=False).value, levels))
+    best = min(v for v, _ in found)
+    return [lv for v, lv in found if v <= best + 1e-9 * max(1, best)], best
 
 
 def small_dataset():
@@ -159,24 +167,18 @@ def small_dataset():
 
 
 @pytest.mark.parametrize("k, eta", [(2, 0.01), (5, 0.01), (10, 0.05), (25, 0), (40, 10)])
-def test_k_picks_lowest_k_anonymous_node(k, eta):
+def test_k_picks_the_optimal_k_anonymous_node(k, eta):
     ds = small_dataset()
     assert lattice_size(ds) == 5 * 3 * 2
-    height, candidates = brute_force_min_k(ds, k, eta)
+    optimal, best = brute_force_optimum(ds, k, eta)
     rel = sdceval.anonymize(ds, "generalization", k=k, max_suppression=eta)
     levels = tuple(rel.info["levels"].values())
-    assert levels in candidates and sum(levels) == height == rel.info["search"]["height"]
+    # ties: the lowest node, then the lexicographically smallest levels
+    assert levels == min(optimal, key=lambda v: (sum(v), v))
+    assert sorted(map(tuple, rel.info["search"]["ties"])) == sorted(optimal)
     assert rel.info["k"] >= k
-    # ties at that height are broken by the lowest GLM
-    glms = [sdceval.evaluate(ds, sdceval.anonymize(ds, "generalization",
-                                                   levels=",".join(map(str, c)),
-                                                   max_suppression=eta), "glm").value
-            for c in candidates]
-    assert sdceval.evaluate(ds, rel, "glm").value == pytest.approx(min(glms))
-    # the release is the node's release
-    same = sdceval.anonymize(ds, "generalization", levels=",".join(map(str, levels)),
-                             max_suppression=eta)
-    assert (same.classes == rel.classes).all() and same.data.equals(rel.data)
+    assert rel.info["search"]["value"] == pytest.approx(best, rel=1e-12)
+    assert sdceval.evaluate(ds, rel, "glm", normalized=False).value == pytest.approx(best)
 
 
 def test_k_on_adult_is_monotone_in_height(adult_train):
@@ -200,7 +202,7 @@ def test_level_errors_name_the_qi():
         sdceval.anonymize(ds, "generalization", levels="0,0,x")
     with pytest.raises(SdcevalError, match="mixes named"):
         sdceval.anonymize(ds, "generalization", levels="age=1,1,0")
-    with pytest.raises(SdcevalError, match="either levels .* or k"):
+    with pytest.raises(SdcevalError, match="either levels .* or a privacy model"):
         sdceval.anonymize(ds, "generalization", levels="1,1,0", k=5)
     with pytest.raises(SdcevalError, match="whole number"):
         sdceval.anonymize(ds, "generalization", max_suppression=2.5)
@@ -257,16 +259,31 @@ def test_node_helpers_agree():
         r_classes, r_sizes = node_classes(ds, levels, rows)
         assert (np.sort(sizes) == np.sort(r_sizes)).all()
         assert (sizes[classes] == r_sizes[r_classes][rows.inverse]).all()
-    assert sorted(nodes_at_height([2, 1, 1], 2)) == sorted(
-        v for v in itertools.product(range(3), range(2), range(2)) if sum(v) == 2)
     node = evaluate_node(ds, (1, 1, 0), 0.05, cells=False)
     assert node.cells is None and node.sizes.sum() == ds.n
 
 
-def test_min_k_node_reports_search():
+@pytest.mark.parametrize("eta", [0, 1, 3, 0.05, 0.3, 400])
+def test_rule_node_equals_the_reference_evaluate_node(eta):
     ds = small_dataset()
-    levels, info = min_k_node(ds, 5, 0.0)
-    assert sum(levels) == info["height"] and info["nodes_evaluated"] >= 1
+    for levels in Lattice.of(ds).nodes():
+        a, b = evaluate_node(ds, levels, eta), rule_node(ds, levels, "dewri", eta)
+        assert (a.suppressed == b.suppressed).all() and a.k == b.k
+        assert (a.classes == b.classes).all() and (a.sizes == b.sizes).all()
+        for q in ds.schema.qis:
+            assert (a.cells[q][0] == b.cells[q][0]).all()
+            assert (a.cells[q][1] == b.cells[q][1]).all()
+
+
+def test_arx_rule_suppresses_exactly_the_violating_classes():
+    ds = small_dataset()
+    rel = sdceval.anonymize(ds, "generalization", k=5, suppression_rule="arx",
+                            max_suppression=0.05)
+    gen = pd.DataFrame({q: ds.hierarchy(q).node_of[lv][ds.codes(q)]
+                        for q, lv in rel.info["levels"].items()})
+    sizes = gen.assign(one=1).groupby(list(gen.columns))["one"].transform("size")
+    assert (rel.suppressed == (sizes.to_numpy() < 5)).all()
+    assert rel.suppressed.sum() <= int(0.05 * ds.n) and rel.info["rule"] == "arx"
 
 
 def test_dewri_lattices_on_adult_train(adult_train):
@@ -350,78 +367,79 @@ def many_numeric_qis(n_qis=9, n=2000):
                                             sensitive="s"), name="wide")
 
 
-def test_huge_lattice_is_refused_before_any_node(monkeypatch):
-    from sdceval.methods import generalization as gen
+@pytest.mark.slow
+def test_nine_numeric_qis_search_finishes():
+    """Issue 7: 9 numeric QIs with automatic hierarchies (10 077 696 nodes) on 2 000
+    records; the search prunes with monotonicity and the GLM bound."""
     ds = many_numeric_qis()
-    size = lattice_size(ds)
-    assert size > gen.MAX_LATTICE_NODES
+    rel = sdceval.anonymize(ds, "generalization", k=5)
+    assert rel.info["search"]["lattice_size"] == lattice_size(ds) > 10_000_000
+    assert rel.info["k"] >= 5
+    assert rel.info["search"]["nodes_checked"] < 100_000
+
+
+def test_lattice_too_large_to_search_is_refused_before_any_node(monkeypatch):
+    import sdceval.lattice.search as search
+    ds = many_numeric_qis()
+    monkeypatch.setattr(search, "MAX_SEARCH_NODES", 1000)
 
     def boom(*a, **kw):
         raise AssertionError("a node was evaluated")
-    monkeypatch.setattr(gen, "node_classes", boom)
+    monkeypatch.setattr(search._Search, "check", boom)
     with pytest.raises(SdcevalError) as exc:
         sdceval.anonymize(ds, "generalization", k=5)
     msg = str(exc.value)
-    assert f"{size:,}" in msg and f"{gen.MAX_LATTICE_NODES:,}" in msg
-    for fix in ("coarser hierarchies", "fewer quasi-identifiers", "mondrian"):
-        assert fix in msg
+    assert f"{lattice_size(ds):,}" in msg and "coarser hierarchies" in msg
     # one node (levels) is always fine, however large the lattice
-    monkeypatch.undo()
     rel = sdceval.anonymize(ds, "generalization", levels=",".join(["5"] * 9))
     assert rel.info["k"] == ds.n
 
 
-def test_lattice_bound_is_documented():
-    from sdceval.catalog import get_method
-    from sdceval.methods import generalization as gen
-    bound = f"{gen.MAX_LATTICE_NODES:,}"
-    assert bound in gen.__doc__
-    k_help = next(p for p in get_method("generalization").params if p.name == "k")
-    assert bound in k_help.description
-
-
 def test_search_progress_bar_only_on_a_terminal(monkeypatch, capsys):
-    from sdceval.methods import generalization as gen
+    import sdceval.core.progress as progress
+    import sdceval.lattice.search as search
     ds = small_dataset()
     bars = []
-    real = gen._progress_bar
+    real = search.progress_bar
 
     def spy(*a, **kw):
         bar = real(*a, **kw)
         bars.append((bar, bar.disable))   # close() disables a bar: record it now
         return bar
-    monkeypatch.setattr(gen, "_progress_bar", spy)
-    min_k_node(ds, 5, 0.0)
+    monkeypatch.setattr(search, "progress_bar", spy)
+    model = [sdceval.privacy.KAnonymity(5)]
+    search_node(ds, model, max_suppression=0.0)
     assert bars and all(off for _, off in bars)   # pytest's stderr is not a TTY
-    monkeypatch.setattr(gen.sys.stderr, "isatty", lambda: True, raising=False)
-    monkeypatch.setenv(gen.QUIET_ENV, "1")
+    monkeypatch.setattr(progress.sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setenv(progress.QUIET_ENV, "1")
     bars.clear()
-    min_k_node(ds, 5, 0.0)
+    search_node(ds, model, max_suppression=0.0)
     assert bars and all(off for _, off in bars)   # quiet wins over a terminal
-    monkeypatch.delenv(gen.QUIET_ENV)
+    monkeypatch.delenv(progress.QUIET_ENV)
     bars.clear()
-    min_k_node(ds, 5, 0.0)
+    search_node(ds, model, max_suppression=0.0)
     assert bars and not bars[0][1]                # a terminal, not quiet: shown (delayed)
     bars.clear()
-    levels, info = min_k_node(ds, 5, 0.0, progress=True)
-    assert bars and not bars[0][1] and bars[0][0].n == info["nodes_evaluated"]
-    assert "lattice search" in capsys.readouterr().err
+    _, res = search_node(ds, model, max_suppression=0.0, progress=True)
+    assert bars and not bars[0][1] and bars[0][0].n == res.checked
+    assert "optimal search" in capsys.readouterr().err
 
 
 def test_cli_quiet_silences_search_progress(monkeypatch, tmp_path):
+    import sdceval.core.progress as progress
     from sdceval.cli import main
     from sdceval.methods import generalization as gen
-    monkeypatch.delenv(gen.QUIET_ENV, raising=False)
+    monkeypatch.delenv(progress.QUIET_ENV, raising=False)
     seen = []
-    search = gen.min_k_node
+    search = gen.search_node
 
     def spy(*args, **kwargs):  # what the search sees while the CLI runs
-        seen.append(gen._quiet())
+        seen.append(progress.quiet())
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(gen, "min_k_node", spy)
+    monkeypatch.setattr(gen, "search_node", spy)
     out = tmp_path / "rel.csv"
     assert main(["-q", "anonymize", "--data", "adult-train", "--method", "generalization",
                  "--param", "k=5", "--out", str(out)]) == 0
     assert seen == [True]
-    assert not gen._quiet()  # restored when main returns
+    assert not progress.quiet()  # restored when main returns

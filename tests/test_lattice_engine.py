@@ -303,3 +303,194 @@ def test_adult_sensitive_counts_sum_to_class_sizes(adult_train):
         assert isinstance(t, ClassTable)
         assert np.array_equal(t.sensitive_matrix().sum(axis=1), t.sizes)
         assert t.n_sensitive == adult_train.hierarchy("occupation").n_leaves
+
+
+# -- class labels and batches (issue 7: batched evaluation) ------------------------------
+TABLE_FIELDS = ("node_ids", "sizes", "pair_class", "pair_value", "pair_count", "label_class",
+                "label_value", "label_count")
+
+
+@st.composite
+def labelled_dataset(draw):
+    """A small data set with QIs and, each optional, a sensitive column and a label."""
+    ds = draw(small_dataset())
+    frame = ds.frame.copy()
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    roles = dict(qi=list(ds.schema.qis), hierarchies={q: ds.hierarchy(q) for q in ds.schema.qis})
+    if draw(st.booleans()):
+        roles["sensitive"] = "s"
+    if draw(st.booleans()):
+        frame["y"] = [f"y{v}" for v in rng.integers(0, draw(st.integers(1, 3)), len(frame))]
+        roles["label"] = "y"
+    return Dataset(frame, Schema.from_roles(frame, **roles), name="rand")
+
+
+def batch_rows(batch, i):
+    """Node ``i`` of a batch as a dict of the `ClassTable` fields (class indices local)."""
+    lo, hi = int(batch.offsets[i]), int(batch.offsets[i + 1])
+    out = {"node_ids": batch.node_ids[:, lo:hi], "sizes": batch.sizes[lo:hi]}
+    for pre, name in (("pair", "pair"), ("label", "label")):
+        cls = getattr(batch, f"{name}_class")
+        if cls is None:
+            out.update({f"{pre}_class": None, f"{pre}_value": None, f"{pre}_count": None})
+            continue
+        sel = (cls >= lo) & (cls < hi)
+        out[f"{pre}_class"] = cls[sel] - lo
+        out[f"{pre}_value"] = getattr(batch, f"{name}_value")[sel]
+        out[f"{pre}_count"] = getattr(batch, f"{name}_count")[sel]
+    return out
+
+
+def assert_batch_node_equals(batch, i, table):
+    assert tuple(batch.levels[i].tolist()) == table.levels
+    rows = batch_rows(batch, i)
+    for f in TABLE_FIELDS:
+        a, b = rows[f], getattr(table, f)
+        assert (a is None) == (b is None), f
+        if a is not None:
+            assert np.array_equal(a, b), (f, table.levels)
+
+
+def check_batches(engine, batches, nodes, max_classes):
+    """Every node asked for exactly once, each equal to its direct class table, and
+    no batch over ``max_classes`` classes unless it holds one node."""
+    seen = []
+    for b in batches:
+        assert b.n_classes <= max_classes or b.n_nodes == 1
+        assert b.offsets[0] == 0 and b.offsets[-1] == b.n_classes
+        assert b.n_sensitive == engine.n_sensitive and b.n_labels == engine.n_labels
+        for i in range(b.n_nodes):
+            assert_batch_node_equals(b, i, engine.classes(b.levels[i], rollup=False))
+            seen.append(tuple(b.levels[i].tolist()))
+    assert len(seen) == len(set(seen))
+    assert sorted(seen) == sorted({tuple(v) for v in np.asarray(nodes).tolist()})
+
+
+@settings(max_examples=40, deadline=None)
+@given(labelled_dataset(), st.integers(1, 200), st.sampled_from([0, 64, 1 << 30]),
+       st.booleans())
+def test_batches_equal_class_tables_on_every_node(ds, max_classes, state_bytes, reuse):
+    """All nodes of the lattice in batches: node for node the same arrays as `classes`
+    (sizes, node ids, sensitive pairs, label pairs), with small batches, with no room
+    to keep a height for the next (everything from the distinct rows) and with the
+    batch arrays reused."""
+    engine = NodeEngine(ds)
+    nodes = engine.lattice.nodes()
+    batches = engine.batches(max_classes=max_classes, state_bytes=state_bytes, reuse=reuse)
+    check_batches(engine, batches, nodes, max_classes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(labelled_dataset(), st.data())
+def test_batches_of_some_nodes(ds, data):
+    """A subset (gaps between heights, repeats, any order): nodes without an immediate
+    predecessor among the ones asked for are lifted from the distinct rows on several
+    QIs at once."""
+    engine = NodeEngine(ds)
+    every = engine.lattice.nodes()
+    idx = data.draw(st.lists(st.integers(0, len(every) - 1), min_size=1, max_size=30))
+    nodes = every[idx]
+    check_batches(engine, engine.batches(nodes, max_classes=50), nodes, 50)
+
+
+def test_label_counts_equal_brute_force():
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"a": rng.integers(0, 6, 200), "b": [f"b{v}" for v in rng.integers(0, 4, 200)],
+                          "s": [f"s{v}" for v in rng.integers(0, 5, 200)],
+                          "y": [f"y{v}" for v in rng.integers(0, 3, 200)]})
+    hier = {"a": Hierarchy.intervals(np.arange(6), [2, 4], name="a")}
+    for sens in ("s", None):
+        ds = Dataset(frame, Schema.from_roles(frame, qi=["a", "b"], sensitive=sens, label="y",
+                                              hierarchies=hier, kinds={"a": "numeric"}))
+        engine = NodeEngine(ds)
+        assert engine.n_labels == 3 and engine.label == "y"
+        y = ds.codes("y")
+        for levels in engine.lattice.nodes():
+            t = engine.classes(levels)
+            rec = engine.record_classes(t)
+            expect = np.zeros((t.n_classes, 3), dtype=np.int64)
+            np.add.at(expect, (rec, y), 1)
+            assert np.array_equal(t.label_matrix(), expect)
+            assert np.array_equal(t.label_matrix().sum(axis=1), t.sizes)
+            if sens:
+                s_expect = np.zeros((t.n_classes, t.n_sensitive), dtype=np.int64)
+                np.add.at(s_expect, (rec, ds.codes("s")), 1)
+                assert np.array_equal(t.sensitive_matrix(), s_expect)
+        # label=False: no label counts, and the CM metric's message says why
+        plain = NodeEngine(ds, label=False).classes((1, 0))
+        assert plain.label_class is None and plain.n_labels == 0
+        with pytest.raises(SdcevalError, match="role 'label'"):
+            plain.label_matrix()
+
+
+def test_batch_bad_input_is_named():
+    frame = pd.DataFrame({"a": list("aabbc"), "b": [1, 1, 2, 2, 2], "y": list("xyxyx")})
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["a", "b"]))
+    engine = NodeEngine(ds)
+    with pytest.raises(SdcevalError, match="quasi-identifier 'b' is outside 0.."):
+        engine.batches([[0, 0], [0, 9]])
+    with pytest.raises(SdcevalError, match="one level per quasi-identifier"):
+        engine.batches([[0, 0, 0]])
+    with pytest.raises(SdcevalError, match="max_classes must be an integer >= 1"):
+        engine.batches(max_classes=0)
+    with pytest.raises(SdcevalError, match="state_bytes"):
+        engine.batches(state_bytes=-1)
+    with pytest.raises(SdcevalError, match="label=True but .* no column with role 'label'"):
+        NodeEngine(ds, label=True)
+    no_qis = Dataset(frame, Schema.from_roles(frame, sensitive="y"))
+    with pytest.raises(SdcevalError, match="no quasi-identifiers"):
+        NodeEngine(no_qis)
+    assert list(engine.batches(np.zeros((0, 2), dtype=int))) == []
+
+
+def test_batches_beyond_62_bit_keys_go_node_by_node():
+    """30 QIs of 8 leaves: item keys of 90+ bits; the batches come from `classes`."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({f"x{i}": rng.integers(0, 8, 40) for i in range(30)})
+    frame["s"] = rng.integers(0, 3, 40)
+    hier = {f"x{i}": Hierarchy.intervals(np.arange(8), [2, 4], name=f"x{i}") for i in range(30)}
+    ds = Dataset(frame, Schema.from_roles(frame, qi=list(hier), sensitive="s",
+                                          hierarchies=hier, kinds={"s": "categorical"}))
+    engine = NodeEngine(ds)
+    assert engine._layout is None
+    nodes = np.array([(0,) * 30, (1,) * 30, (0, 1, 2) * 10, (3,) * 30])
+    check_batches(engine, engine.batches(nodes, max_classes=10), nodes, 10)
+
+
+def test_batches_on_adult_sample(adult_train):
+    """Dewri et al.'s Adult lattice: the first heights whole (every node rolled up from
+    the one below) and random nodes above, against direct evaluation."""
+    qis = ["age", "workclass", "education", "marital-status", "race", "sex", "native-country"]
+    ds = Dataset(adult_train.frame, adult_train.schema.with_roles(
+        qi=qis, sensitive="occupation", label="income"))
+    engine = NodeEngine(ds)
+    assert engine.label == "income"
+    lat = engine.lattice
+    rng = np.random.default_rng(7)
+    every = lat.nodes()
+    low = every[every.sum(axis=1) <= 3]
+    nodes = np.concatenate([low, every[rng.choice(len(every), 40, replace=False)]])
+    picked = {tuple(v) for v in low[rng.choice(len(low), 25, replace=False)].tolist()}
+    picked |= {tuple(v) for v in nodes[len(low):].tolist()}
+    seen = 0
+    for b in engine.batches(nodes, max_classes=200_000):
+        for i in range(b.n_nodes):
+            if tuple(b.levels[i].tolist()) in picked:
+                assert_batch_node_equals(b, i, engine.classes(b.levels[i], rollup=False))
+                seen += 1
+    assert seen == len(picked)
+
+
+def test_batches_with_many_label_values():
+    """A label of 20 codes (label pairs grouped by key rather than one sum per code)."""
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"a": rng.integers(0, 8, 300), "b": [f"b{v}" for v in rng.integers(0, 5, 300)],
+                          "s": [f"s{v}" for v in rng.integers(0, 4, 300)],
+                          "y": [f"y{v:02d}" for v in rng.integers(0, 20, 300)]})
+    hier = {"a": Hierarchy.intervals(np.arange(8), [2, 4], name="a")}
+    ds = Dataset(frame, Schema.from_roles(frame, qi=["a", "b"], sensitive="s", label="y",
+                                          hierarchies=hier, kinds={"a": "numeric"}))
+    engine = NodeEngine(ds)
+    assert engine.n_labels == 20
+    nodes = engine.lattice.nodes()
+    check_batches(engine, engine.batches(max_classes=40), nodes, 40)

@@ -16,7 +16,10 @@ registered name; plot titles may use the paper's words.
 
 Default grids are the paper's (§5.1): k ∈ {10, 50, 100, 200, 500, 1000, 2000, 5000},
 ℓ ∈ {3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5}, t ∈ {0.075, …, 0.4} with the JS
-divergence, δ ∈ {1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1}.
+divergence, δ ∈ {1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1}.  Models, their threshold
+parameter and default grid come from the privacy-model registry (`sdceval.privacy`), so
+any registered model can be named, e.g. recursive (c,ℓ)-diversity ``cl`` (grid over c,
+ℓ = Mondrian's ``l``); by default the paper's four run.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from sdceval import privacy
 from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
 from sdceval.core.errors import SdcevalError, suggest
@@ -34,14 +38,15 @@ from sdceval.core.loaders import open_ref
 from sdceval.core.tasks import run_serially
 from sdceval.catalog import get_measure, get_method
 
+#: the models run when none are named: Li & Li's four (any registered model may be named)
+DEFAULT_MODELS = ["k", "l", "t", "delta"]
+#: model -> its default grid, from the privacy-model registry (each model's threshold
+#: `Param.grid`: Li & Li's §5.1 grids for k, ℓ, t, δ)
 DEFAULT_GRIDS: dict[str, list[float]] = {
-    "k": [10, 50, 100, 200, 500, 1000, 2000, 5000],
-    "l": [3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5],
-    "t": [0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4],
-    "delta": [1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1],
-}
-#: model -> the Mondrian parameter that carries its threshold
-MODEL_PARAM = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+    m: list(privacy.model_class(m).default_grid()) for m in privacy.model_names()}
+#: model -> the Mondrian parameter that carries its threshold (the model's first
+#: parameter: k, l, t, delta; c for recursive (c,ℓ)-diversity, whose ℓ is Mondrian's l)
+MODEL_PARAM = {m: privacy.model_class(m).parameter for m in privacy.model_names()}
 #: Li & Li used JS for t-closeness and probabilistic ℓ-diversity
 DEFAULT_MODEL_PARAMS = {"t": {"distance": "js"}, "l": {"l_variant": "probabilistic"}}
 #: trade-off ``method`` choice -> the registered methods it runs
@@ -52,7 +57,7 @@ DEFAULT_MEASURES = ["p_loss", "u_loss", "query_error"]
 
 
 def _check_models(models) -> list[str]:
-    models = list(models or DEFAULT_GRIDS)
+    models = list(models or DEFAULT_MODELS)
     for m in models:
         if m not in MODEL_PARAM:
             raise SdcevalError(f"unknown privacy model {m!r}.{suggest(m, MODEL_PARAM)} "

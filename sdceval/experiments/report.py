@@ -181,6 +181,8 @@ def write_report(result, out: Path) -> list[Path]:
                 lines += [f"* {n}" for n in fitted_notes(used.values())] + [""]
     for key, tr in result.tradeoffs.items():
         lines += tradeoff_lines(tr)
+    for key, lat in result.lattices.items():
+        lines += lattice_lines(lat)
     files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
     return files
 
@@ -195,4 +197,18 @@ def tradeoff_lines(res) -> list[str]:
               f"Efficient frontier (P_loss, {res.measures[1] if len(res.measures) > 1 else ''}"
               f"): {describe_composition(res.frontier, len(res.points))}", "",
               _md(res.frontier[cols]), ""]
+    return lines
+
+
+def lattice_lines(res) -> list[str]:
+    """Markdown section of one ``[[lattice]]`` job: the problem, the optimal node and
+    its objectives, where every node was written."""
+    lines = [f"## Generalization lattice: {res.title}", "",
+             f"`{res.data}`, quasi-identifiers {', '.join(res.qis)} "
+             f"({res.lattice_size:,} nodes); {res.problem}.", ""]
+    if res.optimum is not None:
+        lines += [res.optimum_line() + ".", "",
+                  _md(pd.DataFrame([res.at_optimum])), ""]
+    if res.nodes is not None:
+        lines += [res.nodes_line() + ".", ""]
     return lines

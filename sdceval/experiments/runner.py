@@ -67,6 +67,7 @@ class ExperimentResult:
     comparisons: dict[str, Any] = field(default_factory=dict)
     evaluations: dict[str, pd.DataFrame] = field(default_factory=dict)
     tradeoffs: dict[str, Any] = field(default_factory=dict)
+    lattices: dict[str, Any] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -87,6 +88,9 @@ class ExperimentResult:
         for key, tr in self.tradeoffs.items():
             lines.append(f"\n[{key}]")
             lines.append(str(tr))
+        for key, lat in self.lattices.items():
+            lines.append(f"\n[{key}]")
+            lines.append(str(lat))
         lines.append("\nfiles: " + ", ".join(str(f) for f in self.files))
         return "\n".join(lines)
 
@@ -181,6 +185,10 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                 df = _run_evaluation(job, spec, ex, say)
                 result.evaluations[job.key] = df
                 result.files.append(write_csv(df, out / f"{job.key}_measurements.csv"))
+            elif job.kind == "lattice":
+                from sdceval.experiments.lattice_job import run_lattice_job
+                result.lattices[job.key] = run_lattice_job(job, spec, ex, say, out)
+                result.files.extend(result.lattices[job.key].files)
             else:
                 from sdceval.experiments.tradeoff import run_tradeoff_job
                 result.tradeoffs[job.key] = run_tradeoff_job(job, spec, ex, say, out)
@@ -193,6 +201,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                "comparisons": {k: c.to_dict() for k, c in result.comparisons.items()},
                "evaluations": {k: records(d) for k, d in result.evaluations.items()},
                "tradeoffs": {k: t.to_dict() for k, t in result.tradeoffs.items()},
+               "lattices": {k: j.to_dict() for k, j in result.lattices.items()},
                "paper": spec.paper}
     result.files.append(write_json(payload, out / "results.json"))
     result.files.extend(write_report(result, out))

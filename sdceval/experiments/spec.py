@@ -34,8 +34,24 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     [tradeoff.grids]
     k = [10, 50]
 
+    [[lattice]]              # full-domain generalization lattice (`sdceval lattice`)
+    data = "adult-train"
+    qi = ["age", "education", "race", "sex"]
+    models = ["k=5", "l=3,variant=distinct"]   # as --model: also "cl:c=3,l=2"; all enforced
+    rule = "arx"             # suppression rule: dewri (default) | arx
+    max_suppression = 0.02   # fraction of the records if < 1, else a count (default 0.01)
+    metric = "glm"           # the optimal search minimizes (maximizes) this objective
+    objectives = ["glm", "discernibility", "k"]  # reported at the optimum / exported
+    export = true            # also every node's objectives -> <key>_nodes.csv
+
     [reduced]                # overrides applied by `sdceval run --reduced` (CI)
     ...
+
+A ``[[lattice]]`` job searches when it has a ``metric`` or no ``export`` (default metric
+``glm``); it writes the optimum as tidy rows (``<key>_optimum.csv``: one row per
+objective at the optimal node, with its levels) and, with ``export = true``, every node
+(``<key>_nodes.csv``); without ``objectives``, all the data set supports
+(`sdceval.experiments.lattice_job`).
 
 Every name (data set, method, measure, parameter) is checked against the registries
 when the file is loaded, with the closest valid name suggested.
@@ -53,7 +69,7 @@ from sdceval.catalog import get_measure, get_method
 
 
 EXECUTORS = ("serial", "processes", "dask")
-JOB_KINDS = ("comparison", "evaluation", "tradeoff")
+JOB_KINDS = ("comparison", "evaluation", "tradeoff", "lattice")
 _EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "workers",
                     "output", "scheduler"}
 _DATA_KEYS = {"data", "schema", "qi", "sensitive", "numeric", "label"}
@@ -63,6 +79,8 @@ _JOB_KEYS = {
     "evaluation": _DATA_KEYS | {"releases", "measures", "seeds", "title"},
     "tradeoff": _DATA_KEYS | {"models", "method", "grids", "measures", "title",
                               "model_params"},
+    "lattice": _DATA_KEYS | {"models", "rule", "max_suppression", "metric", "objectives",
+                             "export", "title"},
 }
 
 
@@ -155,8 +173,8 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
             _validate_job(kind, opts, where)
             spec.jobs.append(Job(kind, len(spec.jobs), dict(opts)))
     if not spec.jobs:
-        raise SdcevalError(f"{path}: no job; add a [[comparison]], [[evaluation]] or "
-                           "[[tradeoff]] table")
+        raise SdcevalError(f"{path}: no job; add a [[comparison]], [[evaluation]], "
+                           "[[tradeoff]] or [[lattice]] table")
     return spec
 
 
@@ -196,5 +214,8 @@ def _validate_job(kind: str, opts: dict, where: str) -> None:
         elif kind == "tradeoff":
             from sdceval.compare.tradeoff import validate_tradeoff_options
             validate_tradeoff_options(opts)
+        elif kind == "lattice":
+            from sdceval.experiments.lattice_job import validate_lattice_options
+            validate_lattice_options(opts)
     except SdcevalError as exc:
         raise SdcevalError(f"{where}: {exc}") from None

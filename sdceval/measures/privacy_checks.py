@@ -14,12 +14,16 @@ distribution.
 * ``t_closeness``: value = max over classes of D(P_class, Q) (``distance``, ``ground``).
 * ``delta_disclosure``: value = max over classes of max_s |ln(P_class(s)/Q(s))|
   (∞ if a class lacks a value of the table).
+* ``recursive_cl_diversity``: value = max over classes of r_1 / (r_ℓ + … + r_m), the
+  class's sorted sensitive counts (``l``, default 2; ∞ for a class with fewer than ℓ
+  values); a class satisfies recursive (c, ℓ)-diversity iff its value < c
+  (Machanavajjhala et al. 2007, Def. 4.2; `sdceval.privacy.RecursiveCLDiversity`).
 
 Suppressed records (generalization with η > 0) are published as ``*`` rows and are
 excluded from the value by default, so that an η-suppressed release reads as the
 (j+1)-anonymous table SPEC §3 says it is; ``include_suppressed=True`` counts their
 class too.  ``per_record`` always holds every record's class level.
-If the threshold parameter (``k``, ``l``, ``t``, ``delta``) is given, ``details``
+If the threshold parameter (``k``, ``l``, ``t``, ``delta``, ``c``) is given, ``details``
 reports ``satisfies`` and the number of violating classes and records.
 """
 from __future__ import annotations
@@ -129,3 +133,22 @@ def delta_disclosure(dataset, release, *, delta=None, include_suppressed=False
     model = privacy.DeltaDisclosure(1.0 if delta is None else delta)
     return _check(dataset, release, model, "delta_disclosure", include_suppressed,
                   delta is not None)
+
+
+@register_measure(
+    "recursive_cl_diversity", category="privacy", direction="lower_is_better", kinds=_KINDS,
+    needs=("classes", "sensitive"),
+    params=[Param("l", int, 2, low=2,
+                  description="ℓ: the tail r_ℓ + ... + r_m of each class's sorted "
+                              "sensitive counts"),
+            Param("c", float, None, low=0.0, low_inclusive=False,
+                  description="if given, report whether every class satisfies "
+                              "r_1 < c (r_ℓ + ... + r_m)"), _SUPP],
+    description="recursive (c,ℓ)-diversity achieved: the largest r_1 / (r_ℓ + ... + r_m) "
+                "over classes (a class satisfies (c,ℓ) iff its value < c; infinite if a "
+                "class has fewer than ℓ sensitive values)")
+def recursive_cl_diversity(dataset, release, *, l=2, c=None,  # noqa: E741
+                           include_suppressed=False) -> Measurement:
+    model = privacy.RecursiveCLDiversity(1.0 if c is None else c, l)
+    return _check(dataset, release, model, "recursive_cl_diversity", include_suppressed,
+                  c is not None)

@@ -81,7 +81,7 @@ def _need_sensitive(dataset, who):
     description="Mondrian buckets (same privacy models as 'mondrian'), QIs published "
                 "exactly, sensitive values permuted within each bucket (Li & Li)")
 def bucketization(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # noqa: E741
-                  delta) -> Release:
+                  delta, c) -> Release:
     """Bucketization over Mondrian's partition (see the module docstring).
 
     The buckets are exactly `mondrian`'s equivalence classes for the same parameters;
@@ -89,7 +89,7 @@ def bucketization(dataset, *, seed, model, k, l, l_variant, t, distance, ground,
     """
     _need_sensitive(dataset, "bucketization")
     models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
-                          distance=distance, ground=ground, delta=delta,
+                          distance=distance, ground=ground, delta=delta, c=c,
                           owner="bucketization")
     part = partition(dataset, models, who="bucketization")
     for w in part.warnings:

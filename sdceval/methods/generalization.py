@@ -25,55 +25,47 @@ Decisions where the paper is silent:
   class(es) are kept and every smaller class is suppressed; the rule never publishes a
   table of ``*`` rows only.
 * ``levels`` defaults to all zeros (no recoding: only the suppression rule acts).
-* ``k`` (when given instead of ``levels``) selects the node: the lowest node (smallest
-  sum of levels) whose table is k-anonymous after suppression — the rule's ``j + 1`` is
-  at least ``k``: the records in classes smaller than ``k`` number at most ``η`` *and*
-  some class has ``k`` or more records (when ``η ≥ N`` the rule keeps the largest
-  classes, so a node whose classes are all smaller than ``k`` is not k-anonymous however
-  many records may be suppressed) — ties broken by the lowest GLM (mean per
-  record, suppressed records losing 1, `sdceval.measures.information_loss`), then by
-  the lexicographically smallest levels.  The release is then the one of that node
-  under the rule above (it may suppress more than the classes below ``k``, and its
-  achieved ``k`` may exceed the one asked for): ``generalization(k=5)`` and
-  ``generalization(levels=<the node found>)`` are the same release.  k-anonymity after
-  suppression is monotone along generalization (merging classes never creates small
-  classes, nor shrinks the largest), so the lowest height is found by bisection over
-  heights (Samarati 2001).  Every kept class of the release has at least ``k`` records.
-* The search with ``k`` refuses lattices of more than `MAX_LATTICE_NODES` = 50,000
-  nodes (Π (height_q + 1)), before any node is evaluated.  The last height it visits
-  is evaluated node by node: 6 numeric QIs with automatic 6-level hierarchies (46,656
-  nodes) take 4–7 s on 2,000 records and 38–57 s on 20,000 (benchmarks/
-  bench_generalization.py, shared 2-core machine), and 9 such QIs (10,077,696 nodes)
-  would take hours.
-  Adult's lattices (Dewri et al. 2010 §7: 8,960 and 17,920 nodes) are inside.  The
-  message gives the size and the ways out: coarser hierarchies (fewer levels), fewer
-  quasi-identifiers, or ``mondrian`` (multidimensional, no lattice).  A single node
-  (``levels``) has no bound.  A long search shows a progress bar (tqdm, on stderr) when stderr is a
-  terminal and the environment variable ``SDCEVAL_QUIET`` (set by ``sdceval -q``) is
-  not set.
+* ``suppression_rule="arx"`` applies ARX's rule instead: every class violating the
+  privacy model is suppressed, allowed when they are at most ``⌊limit⌋`` records
+  (`sdceval.lattice.suppression`).
 
-Reusable core for the lattice search (SPEC §5): `node_classes` (class ids and sizes of a
-node: per-QI level lookup tables on the integer leaf codes, one mixed-radix int64 key,
-one grouping pass; optionally on the `distinct_rows` of the data, weighted),
-`generalize_node` (class ids and cells), `suppression_threshold`, `evaluate_node`
-(classes after suppression, cells, suppressed mask; about 1–4 ms on Adult) and
-`node_release` (the published table); `nodes_at_height` enumerates the lattice by height.
-GLM of a node without building a release: `sdceval.measures.information_loss.
-glm_per_record(dataset, node.cells, node.suppressed)`.
+Choosing the node (issue 7).  Given a privacy model instead of ``levels`` (``k=...``, or
+``model`` = l, t, delta or cl with its threshold, as for ``mondrian``), the method
+publishes the *optimal* node: among the nodes whose kept classes all satisfy the model
+within the suppression limit, the one with the lowest ``metric`` (default ``glm``,
+Iyengar's loss with suppressed records losing 1 per QI; any optimizable objective of
+`sdceval.lattice.objectives`, e.g. ``nu_entropy``, ARX's).  Ties (values within 1e-9
+relative) go to the lowest node, then the lexicographically smallest levels.  The
+search is exact (`sdceval.lattice.search.optimal`: Flash-style tagging with the models'
+monotonicity, the metric's monotonicity or lower bound; equal to the exhaustive minimum
+on every case tested); ``generalization(k=5)`` and ``generalization(levels=<the node
+found>)`` with the same rule are the same release, and every kept class satisfies the
+model.  Before issue 7 the method took the *lowest* k-anonymous node (ties by GLM) and
+refused lattices above 50 000 nodes; the optimum by GLM is a different, better node,
+and the search handles lattices of millions of nodes (9 numeric QIs with automatic
+6-level hierarchies: 10 077 696 nodes; benchmarks/bench_lattice_search.py).  A long
+search shows a progress bar (`sdceval.core.progress`).
+
+Building blocks: `node_classes` (class ids and sizes of a node on the records, per-QI
+level lookup tables, one grouping pass; optionally on the `distinct_rows`),
+`generalize_node` (class ids and cells), `suppression_threshold` and `evaluate_node`
+(Dewri's rule on the records: the simple reference that `rule_node`, built on the
+lattice engine, is tested against), `rule_node` (either rule), `node_release` (the
+published table), `search_node` (the optimal node).  GLM of a node without building a
+release: `sdceval.measures.information_loss.glm_per_record(dataset, node.cells,
+node.suppressed)`.
 
 References
 ----------
 Dewri, Ray, Ray, Whitley (2010). On the identification of property based
 generalizations in microdata anonymization. DBSec, §6.
-Samarati (2001). Protecting respondents' identities in microdata release. IEEE TKDE.
+Kohlmayer et al. (2012). Flash: efficient, stable and optimal k-anonymity.
 """
 from __future__ import annotations
 
-import os
 import re
-import sys
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -81,19 +73,13 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.registry import Param, register_method
 from sdceval.core.release import Release
+from sdceval.methods.mondrian import build_models, privacy_params
 
 # grouping counts (np.bincount over the key space) while the key space is at most
 # _BINCOUNT_SLACK * items + _BINCOUNT_MIN, and sorts (np.unique) beyond: counting costs
 # O(space), sorting O(items log items)
 _BINCOUNT_SLACK = 4
 _BINCOUNT_MIN = 1 << 16
-
-#: Largest lattice (Π (height_q + 1) nodes) the search for ``k`` accepts; module notes.
-MAX_LATTICE_NODES = 50_000
-#: environment variable that silences progress bars (``sdceval -q`` sets it)
-QUIET_ENV = "SDCEVAL_QUIET"
-#: a progress bar appears only once the search has run this long (seconds)
-_PROGRESS_DELAY = 2.0
 
 
 # -- lattice -------------------------------------------------------------------------
@@ -172,23 +158,6 @@ def _level_int(text: str, qi: str) -> int:
     except ValueError:
         raise SdcevalError(f"generalization: level {text!r} for QI {qi!r} is not an "
                            "integer") from None
-
-
-def nodes_at_height(heights: Sequence[int], height: int) -> Iterator[tuple[int, ...]]:
-    """All lattice nodes whose levels sum to ``height``, in lexicographic order."""
-    heights = list(heights)
-    # rest[i]: the most the QIs after i can absorb, to prune dead branches
-    rest = np.r_[np.cumsum(heights[::-1])[::-1][1:], 0]
-
-    def rec(i, left, prefix):
-        if i == len(heights):
-            if left == 0:
-                yield tuple(prefix)
-            return
-        for lv in range(max(0, left - rest[i]), min(heights[i], left) + 1):
-            yield from rec(i + 1, left - lv, prefix + [lv])
-
-    yield from rec(0, height, [])
 
 
 # -- one node --------------------------------------------------------------------------
@@ -415,117 +384,60 @@ def node_release(dataset, node: Node) -> Release:
               "eta": node.eta, "k": node.k, "j": node.k - 1})
 
 
-# -- choosing a node for k --------------------------------------------------------------
-def check_lattice_size(dataset, limit: int = MAX_LATTICE_NODES) -> int:
-    """The lattice size, or a `SdcevalError` naming it and the ways out when it exceeds
-    ``limit`` (`MAX_LATTICE_NODES`; see the module notes).  Evaluates no node."""
-    size = lattice_size(dataset)
-    if size > limit:
-        per_qi = ", ".join(f"{q} {h + 1}" for q, h in qi_heights(dataset).items())
-        raise SdcevalError(
-            f"generalization: the lattice of full-domain generalizations has {size:,} "
-            f"nodes (levels per quasi-identifier: {per_qi}), more than the {limit:,} the "
-            "search for k accepts. Use coarser hierarchies (fewer levels: give a "
-            "hierarchy file for each numeric QI), fewer quasi-identifiers, or "
-            "--method mondrian (multidimensional generalization, no lattice); or give "
-            "the node itself with levels=...")
-    return size
+# -- a node under any rule, and the optimal node ----------------------------------------------
+def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
+              max_suppression: float = 0.01, models: Sequence = (),
+              engine=None) -> Node:
+    """A lattice node under a suppression rule of `sdceval.lattice.suppression` (Dewri
+    et al.'s, or ARX's: every class violating a model is suppressed), from the node
+    engine's class table; with ``rule="dewri"`` the same node as `evaluate_node`.
+    ``Node.k`` is the smallest kept class; ``Node.eta`` the limit in records."""
+    from sdceval.lattice import NodeEngine
+    from sdceval.lattice.batch import ClassBatch
+    from sdceval.lattice.objectives import LatticeContext
+    from sdceval.lattice.suppression import make_rule
+
+    levels = tuple(int(v) for v in levels)
+    engine = engine if engine is not None else NodeEngine(dataset)
+    rule_obj = make_rule(rule, max_suppression)
+    table = engine.classes(levels)
+    ctx = LatticeContext(engine, dataset)
+    out = rule_obj.apply(ClassBatch.of_tables([table]), list(models), ctx.table_dist,
+                         dataset.n)
+    raw = engine.record_classes(table)
+    keep = out.kept
+    supp = ~keep[raw]
+    relabel = np.cumsum(keep) - 1
+    n_kept = int(keep.sum())
+    relabel[~keep] = n_kept
+    out_sizes = table.sizes[keep]
+    if supp.any():
+        out_sizes = np.r_[out_sizes, int(table.sizes[~keep].sum())]
+    cells = {}
+    for q, (lo, hi) in node_cells(dataset, levels).items():
+        if supp.any():
+            lo[supp], hi[supp] = 0, dataset.hierarchy(q).n_leaves - 1
+        cells[q] = (lo, hi)
+    return Node(levels, relabel[raw], out_sizes, supp, cells, int(out.k[0]),
+                float(rule_obj.records(dataset.n)))
 
 
-def _quiet() -> bool:
-    return os.environ.get(QUIET_ENV, "").strip().lower() not in ("", "0", "false", "no")
+def search_node(dataset, models: Sequence, rule: str = "dewri",
+                max_suppression: float = 0.01, metric: str = "glm",
+                progress: bool | None = None):
+    """The optimal node (`sdceval.lattice.search.optimal`): the feasible node with the
+    best ``metric`` under ``models`` and the suppression rule.  Returns
+    ``(levels, SearchResult)``."""
+    from sdceval.lattice.search import LatticeProblem, optimal
+
+    problem = LatticeProblem(dataset, models, rule=rule, limit=max_suppression)
+    result = optimal(problem, metric, progress=progress)
+    return result.levels, result
 
 
-def _progress_bar(enabled: bool | None):
-    """A tqdm bar on stderr counting evaluated nodes.  ``None``: shown only on a terminal,
-    when not quiet (`QUIET_ENV`), and only once the search has run `_PROGRESS_DELAY`
-    seconds; ``True`` / ``False`` force it on / off."""
-    from tqdm import tqdm  # imported here: only searches need it
-
-    if enabled is None:
-        disable = True if _quiet() else None  # None: tqdm turns itself off off a terminal
-        delay = _PROGRESS_DELAY
-    else:
-        disable, delay = not enabled, 0.0
-    return tqdm(desc="generalization: lattice search", unit=" nodes", file=sys.stderr,
-                disable=disable, delay=delay, leave=False, dynamic_ncols=True)
-
-
-def min_k_node(dataset, k: int, max_suppression: float = 0.01,
-               progress: bool | None = None) -> tuple[tuple[int, ...], dict]:
-    """The lowest lattice node that is k-anonymous after suppression (module docstring).
-
-    A node is feasible when the suppression rule's ``j + 1`` (`suppression_threshold`)
-    is at least ``k``: at most ``η`` records lie in classes smaller than ``k``, and some
-    class has ``k`` or more records.  Feasibility is monotone in the height (merging
-    classes neither creates small classes nor shrinks the largest), so the lowest
-    feasible height is found by bisection over heights, stopping at the first feasible
-    node of each height tried; all nodes of that height are then compared by GLM.
-    Nodes are evaluated on the distinct rows (`distinct_rows`).  Lattices larger than
-    `MAX_LATTICE_NODES` are refused before any node is evaluated (`check_lattice_size`).
-
-    Parameters
-    ----------
-    progress : bool or None
-        Progress bar (`_progress_bar`): ``None`` decides from the terminal and
-        `QUIET_ENV`.
-
-    Returns
-    -------
-    levels : tuple of int
-    info : dict
-        ``height``, ``nodes_evaluated`` and ``glm`` (mean per record) of the node.
-    """
-    # imported here: importing sdceval.measures imports every measure module
-    from sdceval.core.hierarchy import cell_loss
-
-    check_lattice_size(dataset)
-    heights = qi_heights(dataset)
-    qis = list(heights)
-    eta = suppression_count(max_suppression, dataset.n)
-    if k > dataset.n:
-        raise SdcevalError(f"generalization: k={k} is larger than the number of records "
-                           f"({dataset.n}); no table of them is {k}-anonymous")
-    rows = distinct_rows(dataset)
-    evaluated = 0
-    bar = _progress_bar(progress)
-
-    def sizes_of(levels):
-        nonlocal evaluated
-        evaluated += 1
-        bar.update()
-        return node_classes(dataset, levels, rows)
-
-    def feasible(levels):
-        return suppression_threshold(sizes_of(levels)[1], eta) >= k
-
-    def glm(levels):
-        classes, sizes = sizes_of(levels)
-        loss = sum(cell_loss(dataset.hierarchy(q), *dataset.hierarchy(q).generalize(
-            rows.codes[q], lv)) for q, lv in zip(qis, levels)) / len(qis)
-        loss[sizes[classes] < suppression_threshold(sizes, eta)] = 1.0
-        return float(loss @ rows.counts) / dataset.n
-
-    h_lists = list(heights.values())
-    lo, hi = 0, sum(h_lists)  # the top node is one class of n >= k records: feasible
-    try:
-        while lo < hi:
-            bar.set_postfix_str(f"height {lo}..{hi}", refresh=False)
-            mid = (lo + hi) // 2
-            if any(feasible(v) for v in nodes_at_height(h_lists, mid)):
-                hi = mid
-            else:
-                lo = mid + 1
-        bar.set_postfix_str(f"height {lo}: lowest GLM", refresh=False)
-        best, best_glm = None, np.inf
-        for levels in nodes_at_height(h_lists, lo):
-            if feasible(levels):
-                loss = glm(levels)
-                if loss < best_glm - 1e-12:  # strictly lower: lexicographic order breaks ties
-                    best, best_glm = levels, loss
-    finally:
-        bar.close()
-    return best, {"height": lo, "nodes_evaluated": evaluated, "glm": best_glm}
+def _metric_choices() -> tuple[str, ...]:
+    from sdceval.lattice.objectives import OBJECTIVES
+    return tuple(n for n, o in OBJECTIVES.items() if o.goal is not None)
 
 
 # -- the method ---------------------------------------------------------------------------
@@ -535,22 +447,26 @@ def min_k_node(dataset, k: int, max_suppression: float = 0.01,
         Param("levels", str, None,
               description="lattice node: one hierarchy level per QI in schema order "
                           "('1,2,0,1,0,1') or named ('age=2,education=1', others 0); "
-                          "default all zeros (only suppression acts); not with k"),
-        Param("k", int, None, low=2, high="n", protection="increasing", unit="records",
-              grid=(2, 5, 10, 20, 50, 100, 200, 500), scale="log",
-              description="instead of levels: use the lowest node that is k-anonymous "
-                          "after suppression (ties: lowest GLM); every kept class has "
-                          f">= k records; lattices of more than {MAX_LATTICE_NODES:,} "
-                          "nodes are refused (coarser hierarchies, fewer QIs, or mondrian)"),
+                          "default all zeros (only suppression acts); not with a model"),
+        *privacy_params(model="k", k=None),
         Param("max_suppression", float, 0.01, low=0.0, unit="fraction or records",
-              description="η of Dewri et al. §6: a fraction of the records if < 1, else "
-                          "a record count; classes E_1..E_j are suppressed for the "
-                          "smallest j with |E_1|+...+|E_{j+1}| > η"),
+              description="suppression limit: a fraction of the records if < 1, else a "
+                          "record count"),
+        Param("suppression_rule", str, "dewri", choices=("dewri", "arx"),
+              description="dewri: suppress the classes E_1..E_j for the smallest j with "
+                          "|E_1|+...+|E_{j+1}| > limit (Dewri et al. 2010 §6); arx: "
+                          "suppress every class violating the model, at most the limit"),
+        Param("metric", str, "glm", choices=_metric_choices(),
+              description="with a model: the objective the chosen node optimizes "
+                          "(sdceval.lattice.objectives; glm = Iyengar's loss, "
+                          "nu_entropy = ARX's)"),
     ],
     description="full-domain generalization to a lattice node (one hierarchy level per "
-                "QI) with Dewri et al.'s bounded suppression; or the lowest k-anonymous "
-                "node for a given k")
-def generalization(dataset, *, seed, levels, k, max_suppression) -> Release:
+                "QI) with bounded suppression; or the optimal node (lowest metric) under "
+                "a privacy model (k, l, t, delta, cl)")
+def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa: E741
+                   distance, ground, delta, c, max_suppression, suppression_rule,
+                   metric) -> Release:
     """Full-domain generalization (see the module docstring).
 
     Parameters
@@ -559,13 +475,15 @@ def generalization(dataset, *, seed, levels, k, max_suppression) -> Release:
     seed : numpy.random.Generator
         Unused (the method is deterministic); accepted for the common interface.
     levels : str or None
-        The lattice node (`parse_levels`).
-    k : int or None
-        Pick the node with `min_k_node` instead (exclusive with ``levels``): every kept
-        class then has at least ``k`` records; lattices of more than
-        `MAX_LATTICE_NODES` nodes are refused before any node is evaluated.
+        The lattice node (`parse_levels`); exclusive with a privacy model.
+    model, k, l, l_variant, t, distance, ground, delta, c
+        The privacy model, as for ``mondrian`` (`sdceval.methods.mondrian.
+        build_models`); a search runs when ``k`` is given or ``model`` is not "k".
     max_suppression : float
-        ``η``: fraction (< 1) or count (≥ 1) of records that may be suppressed.
+        The limit: a fraction (< 1) or a count (≥ 1) of records.
+    suppression_rule : {"dewri", "arx"}
+    metric : str
+        Objective of the search (`sdceval.lattice.objectives`).
 
     Returns
     -------
@@ -573,25 +491,39 @@ def generalization(dataset, *, seed, levels, k, max_suppression) -> Release:
         kind ``"generalized"``; ``classes`` 0..C-1 (suppressed records share the last
         class), ``cells`` per QI, ``suppressed``, ``sensitive_codes`` unchanged; ``info``:
         ``levels``, ``height``, ``n_classes``, ``suppressed``, ``eta`` (records),
-        ``k`` (smallest kept class = j + 1), ``j``; with ``k`` also ``search``.
+        ``k`` (smallest kept class), ``j`` (= k − 1), ``rule``; after a search also
+        ``search`` (metric, value, ties, nodes checked, seconds, models).
     """
-    if k is not None and levels not in (None, ""):
+    wants_search = k is not None or model != "k"
+    if wants_search and levels not in (None, ""):
         raise SdcevalError(
-            "generalization: give either levels (a lattice node) or k (pick the lowest "
-            "k-anonymous node), not both")
+            "generalization: give either levels (a lattice node) or a privacy model "
+            "(k=..., or model=l/t/delta/cl with its threshold) to search the optimal "
+            "node, not both")
+    models: list = []
     search = None
-    if k is not None:
-        node_levels, search = min_k_node(dataset, k, max_suppression)
+    if wants_search:
+        models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
+                              distance=distance, ground=ground, delta=delta, c=c,
+                              owner="generalization")
+        node_levels, result = search_node(dataset, models, suppression_rule,
+                                          max_suppression, metric)
+        search = {"metric": metric, "value": result.value,
+                  "ties": [list(v) for v in result.ties],
+                  "nodes_checked": result.checked, "lattice_size": result.lattice_size,
+                  "seconds": result.seconds,
+                  "models": [m.describe() for m in models]}
     else:
         node_levels = parse_levels(dataset, levels)
-    release = node_release(dataset, evaluate_node(dataset, node_levels, max_suppression))
+    node = rule_node(dataset, node_levels, suppression_rule, max_suppression, models)
+    release = node_release(dataset, node)
+    release.info["rule"] = suppression_rule
     if search is not None:
         release.info["search"] = search
     return release
 
 
-__all__ = ["generalization", "qi_heights", "lattice_size", "check_lattice_size",
-           "MAX_LATTICE_NODES", "parse_levels",
-           "nodes_at_height", "DistinctRows", "distinct_rows", "node_classes",
+__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels",
+           "DistinctRows", "distinct_rows", "node_classes",
            "node_cells", "generalize_node", "suppression_count", "suppression_threshold",
-           "Node", "evaluate_node", "node_release", "min_k_node"]
+           "Node", "evaluate_node", "rule_node", "node_release", "search_node"]

@@ -26,21 +26,24 @@ the range is exactly a node, else ``[a-b]``), categorical the node.
 The partitioning is deterministic (no random choice anywhere); `seed` is accepted for the
 common method interface.  `partition` is shared with `sdceval.methods.bucketization`.
 
-Privacy parameters: ``model`` selects the model and its threshold parameter (k, l, t,
-delta).  For ℓ/t/δ, ``k`` is an *additional* minimum class size, enforced only when given
+Privacy parameters: ``model`` selects the model (`sdceval.privacy.model_names`: k, l, t,
+delta, cl) and its threshold parameter (k, l, t, delta; c and l for recursive
+(c,ℓ)-diversity ``cl``); the models are built by the privacy-model registry
+(`sdceval.privacy.make_model`).  For ℓ/t/δ/(c,ℓ), ``k`` is an *additional* minimum class
+size, enforced only when given
 (Li & Li used none); for ``model="k"`` it defaults to 10.  A threshold of another model
 set to a non-default value (``model="k", t=0.2``) is an error, not silently ignored.
 
 If no cut of the whole table is allowed, the release is the table as one class, with a
 note in ``Release.info["warnings"]`` and a `UserWarning`: this is how infeasible t and δ
 end (δ-disclosure needs every sensitive value of the table in every class, so on Adult,
-with 14 Armed-Forces records, there are at most 14 classes).  k and ℓ that even the whole
-table violates raise `SdcevalError` (`sdceval.privacy.check_feasible`).
+with 14 Armed-Forces records, there are at most 14 classes).  k, ℓ and (c,ℓ) that even the
+whole table violates raise `SdcevalError` (`sdceval.privacy.check_feasible`).
 
 Speed: all work is on integer codes; a partition is an index array on an explicit
 stack; the parts' sensitive counts are one ``np.bincount(part * S + code)``; a partition
-smaller than twice the models' minimum class size (k; ⌈ℓ⌉; the number of sensitive
-values for δ) is final without evaluating any cut; cells are computed once at the end
+smaller than twice the models' minimum class size (`PrivacyModel.min_class_size`: k;
+⌈ℓ⌉; the number of sensitive values for δ; ℓ + ⌊1/c⌋ for (c,ℓ)) is final without evaluating any cut; cells are computed once at the end
 with ``reduceat`` over the classes.
 
 References
@@ -68,26 +71,32 @@ DEFAULT_K = 10
 
 def privacy_params(model: str = "k", k: int | None = None, l: float = 4.0,  # noqa: E741
                    l_variant: str = "probabilistic", t: float = 0.15,
-                   distance: str = "emd", ground: str = "auto", delta: float = 1.5
-                   ) -> tuple[Param, ...]:
-    """The privacy parameters shared by Mondrian and bucketization (one definition)."""
+                   distance: str = "emd", ground: str = "auto", delta: float = 1.5,
+                   c: float = 3.0) -> tuple[Param, ...]:
+    """The privacy parameters shared by Mondrian and bucketization (one definition).
+
+    The model choices and the thresholds' grids come from the privacy-model registry
+    (`sdceval.privacy.model_names`, each model's `default_grid`)."""
     when = (lambda m: (("model", m),))
+    grid = (lambda m: privacy.model_class(m).default_grid())
     return (
-        Param("model", str, model, choices=privacy.MODELS,
-              description="privacy model: k-anonymity, ℓ-diversity, t-closeness or "
-                          "δ-disclosure (its threshold is the parameter of the same name)"),
+        Param("model", str, model, choices=privacy.model_names(),
+              description="privacy model: k-anonymity, ℓ-diversity, t-closeness, "
+                          "δ-disclosure or recursive (c,ℓ)-diversity 'cl' (its threshold "
+                          "is the parameter of the same name; c and l for 'cl')"),
         Param("k", int, k, low=2, high="n", protection="increasing", when=when("k"),
-              grid=(10, 50, 100, 200, 500, 1000, 2000, 5000), scale="log", unit="records",
+              grid=grid("k"), scale="log", unit="records",
               description=f"model='k': minimum class size (default {DEFAULT_K}); other "
                           "models: an extra minimum class size, enforced only if given"),
         Param("l", float, l, low=1.0, protection="increasing", when=when("l"),
-              grid=(3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5),
+              grid=grid("l"),
               description="model='l': ℓ of ℓ-diversity (real; probabilistic: every "
-                          "sensitive value has frequency <= 1/ℓ in its class)"),
+                          "sensitive value has frequency <= 1/ℓ in its class); "
+                          "model='cl': ℓ of recursive (c,ℓ)-diversity (an integer >= 2)"),
         Param("l_variant", str, l_variant, choices=privacy.L_VARIANTS,
               description="model='l': probabilistic (Li & Li), distinct or entropy"),
         Param("t", float, t, low=0.0, low_inclusive=False, protection="decreasing",
-              when=when("t"), grid=(0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
+              when=when("t"), grid=grid("t"),
               description="model='t': maximum distance between a class's sensitive "
                           "distribution and the table's"),
         Param("distance", str, distance, choices=privacy.DISTANCES,
@@ -98,45 +107,67 @@ def privacy_params(model: str = "k", k: int | None = None, l: float = 4.0,  # no
                           "a numeric sensitive attribute, else its hierarchy (equal "
                           "distance for a flat one)"),
         Param("delta", float, delta, low=0.0, low_inclusive=False, protection="decreasing",
-              when=when("delta"), grid=(1.0, 1.2, 1.4, 1.5, 1.7, 1.9, 2.0, 2.1),
+              when=when("delta"), grid=grid("delta"),
               description="model='delta': bound on max_s |ln(p_class(s) / p_table(s))|"),
+        Param("c", float, c, low=0.0, low_inclusive=False, protection="decreasing",
+              when=when("cl"), grid=grid("cl"),
+              description="model='cl': recursive (c,ℓ)-diversity: in every class the most "
+                          "frequent sensitive value has fewer than c times the records "
+                          "of the ℓ-th, (ℓ+1)-th, ... most frequent values together"),
     )
 
 
 _PARAMS = privacy_params()
 _DEFAULTS = {p.name: p.default for p in _PARAMS}
-# parameters that only mean something under one model
-_MODEL_OF = {"l": "l", "l_variant": "l", "t": "t", "distance": "t", "ground": "t",
-             "delta": "delta"}
+#: Mondrian's name of a model parameter, where it differs from the model's own
+_ARG = {"variant": "l_variant"}
+
+
+def _models_of() -> dict[str, tuple[str, ...]]:
+    """Method parameter -> the models (of the registry) that take it; ``k`` is every
+    model's extra minimum class size, so it is not listed."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in privacy.model_names():
+        for p in privacy.model_class(m).params:
+            name = _ARG.get(p.name, p.name)
+            if name != "k" and name in _DEFAULTS:
+                out[name] = out.get(name, ()) + (m,)
+    return out
 
 
 def build_models(dataset, *, model, k, l, l_variant, t, distance, ground, delta,  # noqa: E741
-                 owner: str = "mondrian") -> list[privacy.PrivacyModel]:
-    """The privacy model(s) a parameter set asks for, with checks that name the
-    parameter: a threshold of another model, set to a non-default value, is an error
-    rather than silently ignored."""
+                 c, owner: str = "mondrian") -> list[privacy.PrivacyModel]:
+    """The privacy model(s) a parameter set asks for, built by the privacy-model
+    registry (`sdceval.privacy.make_model`), with checks that name the parameter: a
+    parameter of another model, set to a non-default value, is an error rather than
+    silently ignored."""
     given = dict(l=l, l_variant=l_variant, t=t, distance=distance, ground=ground,
-                 delta=delta)
-    for name, m in _MODEL_OF.items():
-        if m != model and given[name] != _DEFAULTS[name]:
+                 delta=delta, c=c)
+    for name, ms in _models_of().items():
+        if model not in ms and given[name] != _DEFAULTS[name]:
+            only = " or ".join(f"model={m!r}" for m in ms)
             raise SdcevalError(
-                f"{owner}: parameter {name!r} applies to model={m!r} only, but "
-                f"model={model!r}; set model={m!r} or drop {name!r}")
+                f"{owner}: parameter {name!r} applies to {only} only, but "
+                f"model={model!r}; set {only} or drop {name!r}")
     if model == "t" and distance == "js" and ground != "auto":
         raise SdcevalError(f"{owner}: ground={ground!r} applies to distance='emd' only")
+    cls = privacy.model_class(model)
     sens = dataset.schema.sensitive
-    if model != "k" and sens is None:
+    if cls.needs_sensitive and sens is None:
         raise SdcevalError(
             f"{owner}: model={model!r} needs a sensitive attribute, but data set "
             f"{dataset.name!r} has none; give one (e.g. --sensitive occupation)")
     if model == "k":
         return [privacy.KAnonymity(DEFAULT_K if k is None else k)]
-    if model == "l":
-        main = privacy.LDiversity(l, l_variant)
-    elif model == "t":
-        main = privacy.TCloseness(t, distance, ground, dataset.hierarchy(sens))
-    else:
-        main = privacy.DeltaDisclosure(delta)
+    kwargs = {}
+    for p in cls.params:
+        arg = _ARG.get(p.name, p.name)
+        if arg not in given:
+            raise SdcevalError(f"{owner}: privacy model {model!r} has parameter {p.name!r}, "
+                               f"which {owner} does not take")
+        kwargs[p.name] = given[arg]
+    main = privacy.make_model(model, hierarchy=dataset.hierarchy(sens) if cls.uses_hierarchy
+                              else None, **kwargs)
     return [main] + ([privacy.KAnonymity(k)] if k is not None else [])
 
 
@@ -337,7 +368,7 @@ def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame
     description="Mondrian strict multidimensional partitioning (LeFevre et al.) under "
                 "k-anonymity, ℓ-diversity, t-closeness or δ-disclosure; generalized cells")
 def mondrian(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # noqa: E741
-             delta) -> Release:
+             delta, c) -> Release:
     """Mondrian generalization (see the module docstring).
 
     Returns
@@ -351,7 +382,7 @@ def mondrian(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # n
         ``warnings`` (e.g. a single-class result).
     """
     models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
-                          distance=distance, ground=ground, delta=delta)
+                          distance=distance, ground=ground, delta=delta, c=c)
     part = partition(dataset, models, who="mondrian")
     for w in part.warnings:
         warnings.warn(w, stacklevel=3)

@@ -1,0 +1,156 @@
+"""Class tables of many lattice nodes at once (what the objectives are computed from).
+
+A `ClassBatch` holds the equivalence classes of ``m`` nodes back to back: the classes of
+node ``i`` are ``offsets[i]:offsets[i+1]``.  Objectives (`sdceval.lattice.objectives`)
+reduce per class and then per node with one segment reduction, so evaluating a whole
+lattice costs a few numpy calls per *batch*, not per node.  A single node is a batch of
+one (`ClassBatch.of_tables([table])`).
+
+Counts of the sensitive attribute and of the class label are kept sparse, one entry per
+(class, code) present, sorted by class then code (CSR-like), with *batch* class indices.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+
+from sdceval.core.errors import SdcevalError
+
+
+@dataclass(frozen=True, eq=False)
+class ClassBatch:
+    """Equivalence classes (before suppression) of ``m`` nodes of one engine.
+
+    Attributes
+    ----------
+    levels : ndarray of int64, shape (m, d)
+        The nodes.
+    offsets : ndarray of int64, shape (m + 1,)
+        Classes of node ``i`` are ``offsets[i]:offsets[i+1]`` (in each node: increasing
+        node ids, QI by QI, as `ClassTable`).
+    sizes : ndarray of int64, shape (C,)
+        Records per class.
+    node_ids : ndarray of int, shape (d, C)
+        Node id of every class at its node's level of each QI.
+    pair_class, pair_value, pair_count : ndarray of int64 or None
+        Sensitive counts: ``pair_count`` records of batch class ``pair_class`` have
+        sensitive code ``pair_value`` (sorted by class, then code).
+    n_sensitive : int
+        Sensitive codes S (0 without a sensitive attribute).
+    label_class, label_value, label_count : ndarray of int64 or None
+        The same for the class label (the CM metric).
+    n_labels : int
+    """
+
+    levels: np.ndarray
+    offsets: np.ndarray
+    sizes: np.ndarray
+    node_ids: np.ndarray
+    pair_class: np.ndarray | None = None
+    pair_value: np.ndarray | None = None
+    pair_count: np.ndarray | None = None
+    n_sensitive: int = 0
+    label_class: np.ndarray | None = None
+    label_value: np.ndarray | None = None
+    label_count: np.ndarray | None = None
+    n_labels: int = 0
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.sizes)
+
+    @cached_property
+    def node_of_class(self) -> np.ndarray:
+        """Batch node index ``0..m-1`` of every class, shape (C,)."""
+        return np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.offsets))
+
+    @property
+    def classes_per_node(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def node_sum(self, per_class: np.ndarray) -> np.ndarray:
+        """Σ of a per-class array over each node's classes, shape (m,), float64."""
+        return np.bincount(self.node_of_class, weights=per_class, minlength=self.n_nodes)
+
+    def node_min(self, per_class: np.ndarray, empty=np.inf) -> np.ndarray:
+        """Minimum of a per-class array over each node's classes (``empty`` for a node
+        without classes)."""
+        return _segment(np.minimum, per_class, self.offsets, empty)
+
+    def node_max(self, per_class: np.ndarray, empty=-np.inf) -> np.ndarray:
+        """Maximum of a per-class array over each node's classes."""
+        return _segment(np.maximum, per_class, self.offsets, empty)
+
+    def sensitive_matrix(self) -> np.ndarray:
+        """Dense ``(C, S)`` counts of each sensitive code in each class."""
+        if self.pair_class is None:
+            raise SdcevalError(
+                "lattice objectives: the data set has no sensitive attribute; give one "
+                "column role 'sensitive' (the ℓ, t, δ and S_ℓ objectives need it)")
+        return _dense(self.pair_class, self.pair_value, self.pair_count, self.n_classes,
+                      self.n_sensitive)
+
+    def label_matrix(self) -> np.ndarray:
+        """Dense ``(C, L)`` counts of each class-label code in each class."""
+        if self.label_class is None:
+            raise SdcevalError(
+                "lattice objectives: the data set has no class label; give one column "
+                "role 'label' (the CM objective needs it)")
+        return _dense(self.label_class, self.label_value, self.label_count,
+                      self.n_classes, self.n_labels)
+
+    @classmethod
+    def of_tables(cls, tables: Sequence) -> "ClassBatch":
+        """Concatenate `ClassTable`\\ s (of one engine) into a batch."""
+        tables = list(tables)
+        if not tables:
+            raise SdcevalError("class batch: no class tables given")
+        if len(tables) == 1:
+            t = tables[0]
+            return cls(np.asarray([t.levels], dtype=np.int64),
+                       np.array([0, t.n_classes], dtype=np.int64), t.sizes,
+                       np.asarray(t.node_ids), t.pair_class, t.pair_value, t.pair_count,
+                       int(t.n_sensitive), getattr(t, "label_class", None),
+                       getattr(t, "label_value", None), getattr(t, "label_count", None),
+                       int(getattr(t, "n_labels", 0) or 0))
+        counts = np.array([t.n_classes for t in tables], dtype=np.int64)
+        offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        levels = np.array([t.levels for t in tables], dtype=np.int64).reshape(len(tables), -1)
+        node_ids = np.concatenate([np.asarray(t.node_ids) for t in tables], axis=1)
+        sizes = np.concatenate([t.sizes for t in tables])
+
+        def pairs(cname, vname, nname):
+            if getattr(tables[0], cname, None) is None:
+                return None, None, None
+            pc = np.concatenate([getattr(t, cname) + o for t, o in zip(tables, offsets[:-1])])
+            return (pc, np.concatenate([getattr(t, vname) for t in tables]),
+                    np.concatenate([getattr(t, nname) for t in tables]))
+
+        pc, pv, pn = pairs("pair_class", "pair_value", "pair_count")
+        lc, lv, ln = pairs("label_class", "label_value", "label_count")
+        return cls(levels, offsets, sizes, node_ids, pc, pv, pn,
+                   int(tables[0].n_sensitive), lc, lv, ln,
+                   int(getattr(tables[0], "n_labels", 0) or 0))
+
+
+def _dense(cls_idx, value, count, n_rows, n_cols) -> np.ndarray:
+    out = np.zeros((n_rows, n_cols), dtype=np.int64)
+    out[cls_idx, value] = count
+    return out
+
+
+def _segment(ufunc, values, offsets, empty) -> np.ndarray:
+    m = len(offsets) - 1
+    out = np.full(m, empty, dtype=np.float64)
+    nonempty = offsets[1:] > offsets[:-1]
+    if values.size and nonempty.any():
+        starts = offsets[:-1][nonempty]
+        out[nonempty] = ufunc.reduceat(np.asarray(values, dtype=np.float64), starts)
+    return out

@@ -1,0 +1,372 @@
+"""Objectives of lattice nodes, computed from their class tables in one pass (issue 7).
+
+Every objective maps a `ClassBatch` (the classes of ``m`` nodes) and a suppression
+`Outcome` (which classes are kept) to one value per node.  Suppressed records are
+published as ``*`` rows; the objectives treat them as stated below.  Notation: ``E``
+ranges over the *kept* classes of a node, ``|E|`` its size, ``c_E(s)`` the records of
+``E`` with sensitive value ``s``, ``N`` the records, ``d`` the QIs, ``N_sup`` the
+suppressed records.  Over an empty set of kept classes (everything suppressed) the
+per-class objectives take the value of the ``*`` rows as one class of ``N`` records.
+
+=====================  =====  ==================================================================
+name                   goal   definition
+=====================  =====  ==================================================================
+``k``                  max    ``min_E |E|`` (Dewri's rule: ``j + 1``)
+``suppressed``         min    ``N_sup``
+``classes``            —      number of kept classes
+``l_distinct``         max    ``min_E #{s : c_E(s) > 0}`` (Dewri et al. 2010 §7)
+``l_probabilistic``    max    ``min_E |E| / max_s c_E(s)`` (Li & Li 2009 §2.2)
+``l_entropy``          max    ``min_E exp(H(E))``, ``H = −Σ_s p ln p`` (Machanavajjhala et al.)
+``t``                  min    ``max_E EMD(P_E, Q)``, ground distance as `TCloseness` "auto"
+``delta``              min    ``max_E max_s |ln(P_E(s)/Q(s))|`` (Brickell & Shmatikov)
+``s_k``                max    ``S_k = Σ_E |E|²`` = Σ over kept tuples of their class size (D10 §7)
+``s_l``                max    ``S_ℓ = Σ_E Σ_s c_E(s)²`` = Σ over kept tuples of the count of
+                              their own sensitive value in their class (D10 §7)
+``glm``                min    ``Σ_E |E| Σ_q loss_q(E) + d·N_sup`` (Iyengar's loss per cell,
+                              `sdceval.core.hierarchy.cell_loss`; un-normalized, DEWRI A15)
+``glm_normalized``     min    ``glm / (N·d)`` (in [0, 1])
+``cm``                 min    ``Σ_E (|E| − max_y c_E(y)) + N_sup`` records penalized (label y;
+                              Iyengar's classification metric as a count, DEWRI A16)
+``cm_fraction``        min    ``cm / N``
+``discernibility``     min    ``Σ_E |E|² + N·N_sup`` (Bayardo & Agrawal)
+``avg_class_size``     min    ``(N − N_sup) / #E`` (LeFevre et al.'s C_avg without /k)
+``nu_entropy``         min    ARX's non-uniform entropy, monotonic variant
+                              (``MetricMDNUEntropyPrecomputed``; `sdceval.lattice.entropy`):
+                              ``Σ_q Σ_records −log2 P(leaf | its value at the node's
+                              level)``, frequencies of the whole input, every record
+                              (suppressed ones too) charged, so a function of the levels
+``nu_entropy_nm``      min    the non-monotonic variant (``MetricMDNUNMEntropyPrecomputed``):
+                              adds, per QI, ``Σ_g c(g) log2(S/c(g))`` over the ``S``
+                              suppressed records by their generalized value ``g``
+=====================  =====  ==================================================================
+
+Each objective also says whether it is *monotone*: never smaller (in its goal's sense:
+never better) at a more general node, under a given rule and models.  The loss metrics
+are monotone without suppression (merging classes and coarser cells only add loss); a
+suppressed record costs them the most, and generalizing can un-suppress it, so with
+suppression they are not — except ``nu_entropy``, a function of the levels alone,
+monotone always (ARX declares it so).  Some have a cheap *lower bound* from the levels
+alone, a sum of per-QI, per-level terms (``glm``: every record's generalization loss
+with nothing suppressed; ``nu_entropy_nm``: the monotonic variant; ``nu_entropy``: its
+own exact value), monotone and ≤ the objective, which the optimal search uses to skip
+nodes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Sequence
+
+import numpy as np
+
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.hierarchy import cell_loss
+from sdceval.lattice.batch import ClassBatch
+from sdceval.lattice.suppression import Outcome, SuppressionRule
+
+
+class LatticeContext:
+    """What the objectives need besides the classes: record and QI counts, the table's
+    sensitive distribution Q, per-QI per-level cell losses, ARX's entropy tables.
+
+    Built once per engine; everything is a lookup table over hierarchy nodes.
+    """
+
+    def __init__(self, engine, dataset):
+        self.engine = engine
+        self.dataset = dataset
+        self.n = int(engine.n)
+        self.d = len(engine.qis)
+        self.hierarchies = list(engine.hierarchies)
+        self.sensitive = engine.sensitive
+        self.table_dist = None
+        self.table_counts = None
+        self.sensitive_hierarchy = None
+        if engine.sensitive is not None:
+            b = engine.bottom
+            counts = np.bincount(b.pair_value, weights=b.pair_count,
+                                 minlength=b.n_sensitive)
+            self.table_counts = counts.astype(np.int64)
+            self.table_dist = counts / counts.sum()
+            self.sensitive_hierarchy = dataset.hierarchy(engine.sensitive)
+
+    @cached_property
+    def cell_losses(self) -> list[list[np.ndarray]]:
+        """``[q][level][node id]``: Iyengar's loss of that node's cell of QI ``q``."""
+        return [[cell_loss(h, h.lo[j], h.hi[j]) for j in range(h.height + 1)]
+                for h in self.hierarchies]
+
+    @cached_property
+    def flat_cell_losses(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per QI ``(flat, offsets)``: the losses of all its levels back to back, level
+        ``j``'s at ``offsets[j]:``."""
+        out = []
+        for losses in self.cell_losses:
+            offs = np.r_[0, np.cumsum([len(a) for a in losses])[:-1]].astype(np.int64)
+            out.append((np.concatenate(losses), offs))
+        return out
+
+    @cached_property
+    def level_losses(self) -> np.ndarray:
+        """``(d, max height + 1)``: Σ over the records of QI ``q``'s cell loss at each
+        level, nothing suppressed (padded with +inf beyond a QI's height)."""
+        out = np.full((self.d, max(h.height for h in self.hierarchies) + 1), np.inf)
+        bottom = self.engine.bottom
+        for q, (h, losses) in enumerate(zip(self.hierarchies, self.cell_losses)):
+            leaf = bottom.node_ids[q]
+            for j in range(h.height + 1):
+                out[q, j] = float(losses[j][h.node_of[j][leaf]] @ bottom.sizes)
+        return out
+
+    @cached_property
+    def entropy(self):
+        from sdceval.lattice.entropy import EntropyTables  # only the ARX metrics need it
+        return EntropyTables(self.dataset, self.engine.qis)
+
+    def t_model(self, distance: str = "emd"):
+        from sdceval.privacy import TCloseness
+        return TCloseness(1.0, distance, "auto", self.sensitive_hierarchy)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """One objective (module docstring table).
+
+    ``compute(batch, outcome, ctx) -> (m,)``; ``goal`` ``min`` or ``max`` (``None``: a
+    count reported, not optimized); ``monotone(rule, models, n) -> bool``; ``bound(ctx)
+    -> (d, H + 1)`` additive per-QI, per-level terms of a lower bound in the minimized
+    sense (a node's bound is ``Σ_q bound[q, level_q]``) that never decreases upward,
+    or None.
+    """
+
+    name: str
+    goal: str | None
+    compute: Callable
+    description: str
+    needs: tuple = ()
+    monotone: Callable = field(default=lambda rule, models, n: False)
+    bound: Callable | None = None
+    #: whole numbers (counts), reported as integers
+    integer: bool = False
+
+    def minimized(self, values: np.ndarray) -> np.ndarray:
+        """Values in the minimized sense (negated for ``max`` objectives)."""
+        return -values if self.goal == "max" else values
+
+
+OBJECTIVES: dict[str, Objective] = {}
+
+
+def _register(name, goal, description, needs=(), monotone=None, bound=None,
+              integer=False):
+    def deco(fn):
+        OBJECTIVES[name] = Objective(name, goal, fn, description, tuple(needs),
+                                     monotone or (lambda rule, models, n: False), bound,
+                                     integer)
+        return fn
+    return deco
+
+
+def _loss_monotone(rule: SuppressionRule, models, n) -> bool:
+    # a feasible node suppresses nothing, so only coarser cells and merged classes count
+    return not rule.suppresses(n)
+
+
+def _per_class_min(batch, outcome, per_class, whole):
+    """min over kept classes; the whole table's value when nothing is kept."""
+    v = batch.node_min(np.where(outcome.kept, per_class, np.inf))
+    return np.where(outcome_any_kept(batch, outcome), v, whole)
+
+
+def outcome_any_kept(batch, outcome) -> np.ndarray:
+    """Per node: some class is kept."""
+    return batch.node_sum(outcome.kept.astype(np.float64)) > 0
+
+
+def _per_class_max(batch, outcome, per_class, whole):
+    """max over kept classes (+inf stays: δ of a class missing a value of the table);
+    the whole table's value when nothing is kept."""
+    v = batch.node_max(np.where(outcome.kept, per_class, -np.inf))
+    return np.where(v == -np.inf, whole, v)
+
+
+def _kept_sum(batch, outcome, per_class):
+    return batch.node_sum(np.where(outcome.kept, per_class, 0.0))
+
+
+@_register("k", "max", "smallest kept class (Dewri's rule: j + 1)", integer=True)
+def _k(batch, outcome, ctx):
+    return outcome.k.astype(np.float64)
+
+
+@_register("suppressed", "min", "suppressed records", integer=True)
+def _suppressed(batch, outcome, ctx):
+    return outcome.suppressed.astype(np.float64)
+
+
+@_register("classes", None, "number of kept equivalence classes", integer=True)
+def _classes(batch, outcome, ctx):
+    return batch.node_sum(outcome.kept.astype(np.float64))
+
+
+def _l_objective(variant):
+    def fn(batch, outcome, ctx):
+        from sdceval.privacy import LDiversity
+        model = LDiversity(1.0, variant)
+        per = model.value(batch.sensitive_matrix(), ctx.table_dist)
+        whole = float(model.value(ctx.table_counts[None, :],
+                                  ctx.table_dist)[0])
+        return _per_class_min(batch, outcome, per, whole)
+    return fn
+
+
+for _v, _desc in (("distinct", "distinct sensitive values"),
+                  ("probabilistic", "|E| / count of the most frequent sensitive value"),
+                  ("entropy", "exp(entropy of the sensitive values)")):
+    _register(f"l_{_v}", "max", f"ℓ-diversity ({_v}): min over kept classes of {_desc}",
+              needs=("sensitive",), integer=_v == "distinct")(_l_objective(_v))
+
+
+def _distance_objective(kind):
+    def fn(batch, outcome, ctx):
+        if kind == "delta":
+            from sdceval.privacy import DeltaDisclosure
+            model = DeltaDisclosure(1.0)
+        else:
+            model = ctx.t_model("js" if kind == "t_js" else "emd")
+        per = model.value(batch.sensitive_matrix(), ctx.table_dist)
+        return _per_class_max(batch, outcome, per, 0.0)
+    return fn
+
+
+_register("t", "min", "t-closeness: max over kept classes of EMD(class, table) "
+          "(ground distance 'auto')", needs=("sensitive",))(_distance_objective("t"))
+_register("t_js", "min", "t-closeness: max over kept classes of the Jensen–Shannon "
+          "divergence (natural log)", needs=("sensitive",))(_distance_objective("t_js"))
+_register("delta", "min", "δ-disclosure: max over kept classes of max_s |ln(p/q)|",
+          needs=("sensitive",))(_distance_objective("delta"))
+
+
+@_register("s_k", "max", "S_k: sum over kept tuples of their class size (Σ|E|²)",
+           integer=True)
+def _s_k(batch, outcome, ctx):
+    return _kept_sum(batch, outcome, batch.sizes.astype(np.float64) ** 2)
+
+
+@_register("s_l", "max", "S_ℓ: sum over kept tuples of the count of their sensitive value "
+           "in their class (Σ_E Σ_s c²)", needs=("sensitive",), integer=True)
+def _s_l(batch, outcome, ctx):
+    sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
+                     minlength=batch.n_classes)
+    return _kept_sum(batch, outcome, sq)
+
+
+def _class_loss(batch, ctx) -> np.ndarray:
+    """Σ_q loss_q of every class's cells (its node ids at its node's levels): one
+    gather per QI from the QI's flat table of all levels' losses."""
+    out = np.zeros(batch.n_classes)
+    lv = batch.levels[batch.node_of_class]
+    for q, (flat, offs) in enumerate(ctx.flat_cell_losses):
+        out += flat[offs[lv[:, q]] + batch.node_ids[q]]
+    return out
+
+
+def _glm_bound(ctx):
+    return ctx.level_losses
+
+
+@_register("glm", "min", "general loss metric, un-normalized: Σ over records and QIs of "
+           "Iyengar's cell loss, suppressed records 1 per QI",
+           monotone=_loss_monotone, bound=_glm_bound)
+def _glm(batch, outcome, ctx):
+    per = _class_loss(batch, ctx) * batch.sizes
+    return _kept_sum(batch, outcome, per) + ctx.d * outcome.suppressed
+
+
+@_register("glm_normalized", "min", "glm / (N · d), in [0, 1]", monotone=_loss_monotone,
+           bound=lambda ctx: ctx.level_losses / (ctx.n * ctx.d))
+def _glm_normalized(batch, outcome, ctx):
+    return _glm(batch, outcome, ctx) / (ctx.n * ctx.d)
+
+
+@_register("cm", "min", "classification metric as a count: kept records whose label is "
+           "not their class's majority, plus the suppressed", needs=("label",),
+           monotone=_loss_monotone, integer=True)
+def _cm(batch, outcome, ctx):
+    top = np.zeros(batch.n_classes)
+    if batch.label_class is None:
+        batch.label_matrix()  # raises the message
+    np.maximum.at(top, batch.label_class, batch.label_count.astype(np.float64))
+    return _kept_sum(batch, outcome, batch.sizes - top) + outcome.suppressed
+
+
+@_register("cm_fraction", "min", "cm / N", needs=("label",), monotone=_loss_monotone)
+def _cm_fraction(batch, outcome, ctx):
+    return _cm(batch, outcome, ctx) / ctx.n
+
+
+@_register("discernibility", "min", "Σ|E|² over kept classes + N per suppressed record",
+           monotone=_loss_monotone, integer=True)
+def _discernibility(batch, outcome, ctx):
+    return (_kept_sum(batch, outcome, batch.sizes.astype(np.float64) ** 2)
+            + float(ctx.n) * outcome.suppressed)
+
+
+@_register("avg_class_size", "min", "kept records / kept classes", monotone=_loss_monotone)
+def _avg_class_size(batch, outcome, ctx):
+    n_cls = batch.node_sum(outcome.kept.astype(np.float64))
+    kept = ctx.n - outcome.suppressed
+    return np.where(n_cls > 0, kept / np.maximum(n_cls, 1), float(ctx.n))
+
+
+def _nu_bound(ctx):
+    return ctx.entropy.level_terms()
+
+
+@_register("nu_entropy", "min", "ARX's non-uniform entropy, monotonic variant (a "
+           "function of the levels: every record charged its generalization entropy)",
+           monotone=lambda rule, models, n: True, bound=_nu_bound)
+def _nu_entropy(batch, outcome, ctx):
+    return ctx.entropy.evaluate(batch, outcome.kept, monotonic=True)
+
+
+@_register("nu_entropy_nm", "min", "ARX's non-uniform entropy, non-monotonic variant "
+           "(adds the entropy of the suppressed records' generalized values)",
+           monotone=_loss_monotone, bound=_nu_bound)
+def _nu_entropy_nm(batch, outcome, ctx):
+    return ctx.entropy.evaluate(batch, outcome.kept, monotonic=False)
+
+
+def objective_names() -> list[str]:
+    return list(OBJECTIVES)
+
+
+def get_objective(name: str) -> Objective:
+    if name not in OBJECTIVES:
+        raise SdcevalError(f"unknown lattice objective (metric) {name!r}."
+                           f"{suggest(str(name), list(OBJECTIVES))} "
+                           f"Objectives: {', '.join(OBJECTIVES)}")
+    return OBJECTIVES[name]
+
+
+def available(ctx: LatticeContext, batch_has_label: bool) -> list[str]:
+    """The objectives this data set supports (sensitive / label present)."""
+    out = []
+    for name, obj in OBJECTIVES.items():
+        if "sensitive" in obj.needs and ctx.sensitive is None:
+            continue
+        if "label" in obj.needs and not batch_has_label:
+            continue
+        out.append(name)
+    return out
+
+
+def evaluate(batch: ClassBatch, outcome: Outcome, names: Sequence[str],
+             ctx: LatticeContext) -> dict[str, np.ndarray]:
+    """``{name: (m,) values}`` of the named objectives."""
+    out = {}
+    for name in names:
+        obj = get_objective(name)
+        v = np.asarray(obj.compute(batch, outcome, ctx), dtype=np.float64)
+        out[name] = np.rint(v).astype(np.int64) if obj.integer else v
+    return out

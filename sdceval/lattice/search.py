@@ -1,0 +1,729 @@
+"""Exhaustive evaluation and exact optimal search over the generalization lattice.
+
+`LatticeProblem` ties a data set's `NodeEngine` to privacy models and a suppression
+rule.  On it:
+
+`evaluate_all` — every node (or given nodes), any objectives, as a DataFrame: one row
+    per node with its levels, ``height``, ``suppressed``, ``feasible`` and the
+    objectives; cached on disk (``SDCEVAL_CACHE_DIR``, default
+    ``~/.cache/sdceval/lattice``) keyed by a hash of the data's distinct QI rows and
+    their sensitive/label counts, the hierarchies, the objectives, the rule, its limit
+    and the models.
+
+`optimal` — the node minimizing an objective (maximizing a ``max`` one) among the
+    *feasible* nodes (every kept class satisfies every model, the suppressed records
+    within the limit).  Exact; it prunes only with proven properties:
+
+    1. **Feasibility by monotonicity** (Flash, Kohlmayer et al. 2012; OLA, El Emam et
+       al. 2009), when the rule says feasibility is monotone for these models
+       (`SuppressionRule.feasibility_monotone`): nodes are visited bottom-up by height;
+       from each untagged node a path goes up through untagged successors, and a binary
+       search on it finds its lowest feasible node.  A feasible node tags every node
+       above it feasible, an infeasible one every node below it infeasible (the tags
+       are boxes of the lattice, set by slicing a d-dimensional array), so most nodes
+       are never evaluated.
+    2. **Objective by monotonicity**, when the objective is monotone under the rule and
+       models (`Objective.monotone`): a node above a feasible node is never better, so
+       only feasible nodes with no feasible node below need a value.
+    3. **Lower bounds**: an objective with a monotone lower bound computable from the
+       levels (``glm``) is evaluated on candidates in increasing bound order, stopping
+       once the bound exceeds the best value found.
+
+    Values within a relative ``1e-9`` of the best are ties; all tied nodes are reported
+    (those above an optimal node that pruning skipped are found by walking up from it:
+    with a monotone objective and monotone feasibility every node between two ties is a
+    tie) and the pick is the lowest (height, then levels in lexicographic order).  The
+    exhaustive minimum with the same tie rule is the same node (tests/test_lattice_search).
+
+References
+----------
+Kohlmayer, Prasser, Eckert, Kemper, Kuhn (2012). Flash: efficient, stable and optimal
+k-anonymity. SocialCom/PASSAT.
+El Emam et al. (2009). A globally optimal k-anonymity method for the de-identification
+of health data. JAMIA 16(5).
+Dewri, Ray, Ray, Whitley (2010). On the identification of property based
+generalizations in microdata anonymization. DBSec, §6–7.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdceval.core.errors import SdcevalError, plain
+from sdceval.core.fileio import atomic_write
+from sdceval.core.progress import progress_bar
+from sdceval.lattice.batch import ClassBatch
+from sdceval.lattice.engine import NodeEngine
+from sdceval.lattice.objectives import (LatticeContext, available, evaluate,
+                                        get_objective, objective_names)
+from sdceval.lattice.suppression import SuppressionRule, make_rule
+
+#: relative tolerance under which two objective values are a tie
+TIE_RTOL = 1e-9
+#: environment variable naming the on-disk cache folder of `evaluate_all`
+CACHE_ENV = "SDCEVAL_CACHE_DIR"
+#: bump when the cached table's layout or any objective's definition changes
+CACHE_VERSION = 1
+#: largest lattice `optimal` tags (three boolean arrays of this many bytes)
+MAX_SEARCH_NODES = 50_000_000
+#: largest lattice searched in bound order (two arrays of 8 bytes per node)
+BOUND_FIRST_NODES = 5_000_000
+#: most nodes evaluated one by one (`evaluate_all`, or a search that cannot prune by
+#: feasibility); Adult's 17 920-node lattice takes seconds, see docs/lattice.md
+MAX_EXHAUSTIVE_NODES = 2_000_000
+#: rough cost of one node evaluated alone, for the message when a lattice is too large
+_SECONDS_PER_NODE = (2e-4, 2e-3)
+#: nodes per batch of `evaluate_all` when the engine has no batched sweep
+_FALLBACK_BATCH = 256
+
+
+class LatticeProblem:
+    """A data set's lattice with the models to enforce and a suppression rule.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        QIs with hierarchies; a sensitive column if a model or objective needs one;
+        a label column for the CM objectives.
+    models : sequence of PrivacyModel
+        `sdceval.privacy` models (empty: every node is feasible).
+    rule : str or SuppressionRule
+        ``"dewri"`` (default) or ``"arx"`` (`sdceval.lattice.suppression`).
+    limit : float
+        The rule's suppression limit: a fraction of the records if < 1, else a count.
+    engine : NodeEngine, optional
+        Reuse an engine (its cached class tables) across problems on the same data.
+    """
+
+    def __init__(self, dataset, models: Sequence = (), rule="dewri", limit: float = 0.01,
+                 engine: NodeEngine | None = None):
+        self.dataset = dataset
+        self.engine = engine if engine is not None else NodeEngine(dataset)
+        self.lattice = self.engine.lattice
+        self.ctx = LatticeContext(self.engine, dataset)
+        self.rule = rule if isinstance(rule, SuppressionRule) else make_rule(rule, limit)
+        self.models = list(models)
+        for m in self.models:
+            if getattr(m, "needs_sensitive", False) and self.ctx.sensitive is None:
+                raise SdcevalError(
+                    f"lattice: privacy model {m.describe()} needs a sensitive attribute; "
+                    "give one column role 'sensitive'")
+        self.n = self.engine.n
+        self.limit_records = self.rule.records(self.n)
+        self.feasibility_monotone = self.rule.feasibility_monotone(self.models, self.n)
+
+    def describe(self) -> str:
+        models = ", ".join(m.describe() for m in self.models) or "none"
+        return (f"models: {models}; suppression: {self.rule.name}, at most "
+                f"{self.limit_records} of {self.n} records")
+
+    # -- evaluation ----------------------------------------------------------------
+    def outcome(self, batch: ClassBatch):
+        return self.rule.apply(batch, self.models, self.ctx.table_dist, self.n)
+
+    def objectives_available(self) -> list[str]:
+        return available(self.ctx, getattr(self.engine.bottom, "label_class", None)
+                         is not None)
+
+    def check_objectives(self, names: Iterable[str]) -> list[str]:
+        names = list(names)
+        ok = self.objectives_available()
+        for name in names:
+            obj = get_objective(name)  # unknown names: suggestion
+            if name not in ok:
+                what = "sensitive attribute" if "sensitive" in obj.needs else "class label"
+                role = "sensitive" if "sensitive" in obj.needs else "label"
+                raise SdcevalError(f"lattice objective {name!r} needs a {what}; give one "
+                                   f"column role {role!r}")
+        return names
+
+    def evaluate_batch(self, batch: ClassBatch, names: Sequence[str]) -> dict:
+        """Columns (one value per node of ``batch``): ``suppressed``, ``feasible``,
+        ``k`` and the named objectives."""
+        out = self.outcome(batch)
+        cols = {"suppressed": out.suppressed, "feasible": out.feasible}
+        cols.update(evaluate(batch, out, [n for n in names if n not in cols], self.ctx))
+        return cols
+
+    def evaluate_node(self, levels, names: Sequence[str] | None = None) -> dict:
+        """One node's ``suppressed``, ``feasible`` and objectives (default: all the data
+        set supports) as plain Python values."""
+        lv = self.lattice.check(levels)
+        if lv.ndim != 1:
+            raise SdcevalError("lattice: evaluate_node takes one node")
+        names = self.check_objectives(names if names is not None
+                                      else self.objectives_available())
+        batch = ClassBatch.of_tables([self.engine.classes(lv)])
+        cols = self.evaluate_batch(batch, names)
+        return {k: plain(v[0]) for k, v in cols.items()}
+
+
+# -- exhaustive ---------------------------------------------------------------------------
+def _batches(engine: NodeEngine, nodes: np.ndarray):
+    if hasattr(engine, "batches"):
+        yield from engine.batches(nodes)
+        return
+    for i in range(0, len(nodes), _FALLBACK_BATCH):
+        chunk = nodes[i:i + _FALLBACK_BATCH]
+        yield ClassBatch.of_tables([engine.classes(v) for v in chunk])
+
+
+def cache_key(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray | None) -> str:
+    """Hex digest identifying an `evaluate_all` table (module docstring)."""
+    h = hashlib.sha256()
+    e = problem.engine
+    b = e.bottom
+
+    def add(x):
+        if isinstance(x, np.ndarray):
+            h.update(str((x.dtype.str, x.shape)).encode())
+            h.update(np.ascontiguousarray(x).tobytes())
+        else:
+            h.update(repr(x).encode())
+        h.update(b"\x00")
+
+    add(CACHE_VERSION)
+    add(tuple(e.qis))
+    add(np.asarray(b.node_ids, dtype=np.int64))
+    add(b.sizes)
+    for attr in ("pair_class", "pair_value", "pair_count", "label_class", "label_value",
+                 "label_count"):
+        v = getattr(b, attr, None)
+        add(v if v is None else np.asarray(v))
+    for hier in [*e.hierarchies, problem.ctx.sensitive_hierarchy]:
+        if hier is not None:
+            add((hier.numeric, hier.height))
+            add("\x1f".join("\x1e".join(map(str, row)) for row in hier._table))
+    add(tuple(names))
+    add((problem.rule.name, float(problem.rule.limit), problem.limit_records))
+    add(tuple(m.describe() for m in problem.models))
+    add(None if nodes is None else np.asarray(nodes, dtype=np.int64))
+    return h.hexdigest()[:32]
+
+
+def check_exhaustive(lat, count: int, what: str) -> None:
+    """A `SdcevalError` with the size, a time estimate and the ways out when ``count``
+    nodes are more than `MAX_EXHAUSTIVE_NODES`."""
+    if count <= MAX_EXHAUSTIVE_NODES:
+        return
+    lo, hi = (count * t / 3600 for t in _SECONDS_PER_NODE)
+    raise SdcevalError(
+        f"lattice: {count:,} nodes would have to be {what} one by one (lattice of "
+        f"{lat.size:,} nodes; levels per quasi-identifier: {lat._per_qi()}), about "
+        f"{lo:.1f}–{hi:.1f} hours, more than the {MAX_EXHAUSTIVE_NODES:,} allowed. Use "
+        "coarser hierarchies (fewer levels: give a hierarchy file for each numeric QI), "
+        "fewer quasi-identifiers, the optimal search with monotone privacy models "
+        "(k-anonymity, distinct ℓ-diversity) which evaluates few nodes, or a method "
+        "without a lattice (mondrian)")
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV, "").strip()
+    return Path(env) if env else Path.home() / ".cache" / "sdceval" / "lattice"
+
+
+def evaluate_all(problem: LatticeProblem, objectives: Sequence[str] | None = None,
+                 nodes=None, cache: bool = True, progress: bool | None = None
+                 ) -> pd.DataFrame:
+    """Every node's (or ``nodes``') objectives, one row per node (module docstring).
+
+    Parameters
+    ----------
+    objectives : sequence of str, optional
+        Names (`sdceval.lattice.objectives`); default every one the data set supports.
+    nodes : (m, d) array, optional
+        Default: the whole lattice, in node-id order (lexicographic levels).
+    cache : bool
+        Read and write the on-disk cache.
+
+    Returns
+    -------
+    DataFrame
+        One column per QI (its level), ``height``, ``suppressed``, ``feasible``, the
+        objectives; rows in the order of ``nodes`` (node-id order by default).
+    """
+    lat = problem.lattice
+    names = problem.check_objectives(objectives if objectives is not None
+                                     else problem.objectives_available())
+    given = None if nodes is None else lat.check(np.atleast_2d(nodes))
+    check_exhaustive(lat, lat.size if given is None else len(given), "evaluated")
+    path = None
+    if cache:
+        path = cache_dir() / f"{cache_key(problem, names, given)}.npz"
+        if path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    return pd.DataFrame({c: z[c] for c in z["__columns__"]})
+            except (OSError, ValueError, KeyError):
+                pass  # unreadable cache entry: recompute and overwrite it
+    all_nodes = lat.nodes() if given is None else given
+    cols: dict[str, list] = {}
+    done = []
+    bar = progress_bar("lattice: evaluating nodes", total=len(all_nodes), enabled=progress)
+    try:
+        for batch in _batches(problem.engine, all_nodes):
+            part = problem.evaluate_batch(batch, names)
+            done.append(batch.levels)
+            for k, v in part.items():
+                cols.setdefault(k, []).append(np.asarray(v))
+            bar.update(batch.n_nodes)
+    finally:
+        bar.close()
+    levels = np.concatenate(done) if done else np.zeros((0, lat.n_qis), dtype=np.int64)
+    # batches may come in any order: back to the order asked for
+    ids = lat.encode(levels)
+    want = lat.encode(all_nodes)
+    pos = np.argsort(ids, kind="stable")
+    order = pos[np.searchsorted(ids[pos], want)]
+    frame = {q: levels[order, i] for i, q in enumerate(lat.names)}
+    frame["height"] = levels[order].sum(axis=1)
+    for k in ["suppressed", "feasible", *names]:
+        v = np.concatenate(cols[k]) if k in cols else np.zeros(0)
+        frame[k] = v[order]
+    table = pd.DataFrame(frame)
+    if path is not None:
+        def write(p):
+            with open(p, "wb") as fh:
+                np.savez(fh, __columns__=np.array(list(table.columns)),
+                         **{c: table[c].to_numpy() for c in table.columns})
+        try:
+            atomic_write(path, write)
+        except OSError:
+            pass  # a read-only home must not break the evaluation
+    return table
+
+
+# -- optimal search -----------------------------------------------------------------------
+@dataclass
+class SearchResult:
+    """The optimum of `optimal`.
+
+    Attributes
+    ----------
+    levels : tuple of int
+        The picked optimal node (lowest height, then lexicographic, among ties).
+    value : float
+        Its objective value.
+    ties : list of tuple
+        Every optimal node found (the pick first, then by height and levels).
+    objective : str
+    checked : int
+        Distinct nodes whose classes were computed.
+    feasible_found : int
+        Feasible nodes among them.
+    lattice_size : int
+    seconds : float
+    strategy : dict
+        What the search could prune with (feasibility/objective monotone, bound).
+    evaluation : dict
+        The picked node's ``suppressed``, ``k`` and objective.
+    """
+
+    levels: tuple
+    value: float
+    ties: list
+    objective: str
+    checked: int
+    feasible_found: int
+    lattice_size: int
+    seconds: float
+    strategy: dict = field(default_factory=dict)
+    evaluation: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"levels": list(self.levels), "value": self.value,
+                "ties": [list(t) for t in self.ties], "objective": self.objective,
+                "checked": self.checked, "feasible_found": self.feasible_found,
+                "lattice_size": self.lattice_size, "seconds": self.seconds,
+                "strategy": self.strategy, "evaluation": self.evaluation}
+
+
+class _Tags:
+    """Known-feasible / known-infeasible / dominated nodes as d-dimensional boolean
+    arrays; the nodes above (below) a node are one box, set by slicing."""
+
+    def __init__(self, radices):
+        shape = tuple(int(r) for r in radices)
+        self.feas = np.zeros(shape, dtype=bool)
+        self.infeas = np.zeros(shape, dtype=bool)
+        self.dom = np.zeros(shape, dtype=bool)
+        self.feas_flat = self.feas.reshape(-1)
+        self.infeas_flat = self.infeas.reshape(-1)
+        self.dom_flat = self.dom.reshape(-1)
+
+    def up(self, arr, levels):
+        arr[tuple(slice(int(v), None) for v in levels)] = True
+
+    def down(self, arr, levels):
+        arr[tuple(slice(0, int(v) + 1) for v in levels)] = True
+
+    def down_from(self, arr, levels, start):
+        """`down`, restricted to the nodes whose id is at least that of ``start``
+        (lexicographically ≥ its levels): the box split into one slab per QI — equal
+        to ``start`` on the QIs before it, above it on this one — so a scan that has
+        tagged everything below ``start`` writes only what it will still read."""
+        prefix = ()
+        d = len(levels)
+        for i in range(d):
+            v, p = int(levels[i]), int(start[i])
+            if p > v:
+                return
+            if v > p:
+                arr[prefix + (slice(p + 1, v + 1),)
+                    + tuple(slice(0, int(levels[j]) + 1) for j in range(i + 1, d))] = True
+            prefix += (p,)
+        arr[prefix] = True
+
+
+class _Search:
+    def __init__(self, problem: LatticeProblem, objective: str, progress):
+        self.p = problem
+        self.lat = problem.lattice
+        self.obj = get_objective(objective)
+        if self.obj.goal is None:
+            raise SdcevalError(f"lattice: {objective!r} is a count, not an objective to "
+                               f"optimize; choose one of "
+                               f"{', '.join(n for n in objective_names() if get_objective(n).goal)}")
+        problem.check_objectives([objective])
+        self.name = objective
+        self.values: dict[int, float] = {}     # node id -> minimized value (feasible)
+        self.feasible: dict[int, bool] = {}    # node id -> evaluated feasibility
+        self.evals: dict[int, dict] = {}
+        self.bar = progress_bar("lattice: optimal search", total=self.lat.size,
+                                enabled=progress)
+        self.best = np.inf  # best (minimized) value of a feasible node so far
+        self.tol = 0.0      # the tie tolerance at that value
+        self._step = None   # per-QI, per-level bound terms guiding the Flash paths
+        self._strides = [int(x) for x in self.lat.strides]
+        self._heights = [int(h) for h in self.lat.heights]
+        self._rel = [1.0 / max(h, 1) for h in self._heights]
+        self._radices = [int(x) for x in self.lat.radices]
+
+    def check(self, node_id: int) -> bool:
+        """Evaluate a node (classes, rule, objective if feasible); memoized."""
+        hit = self.feasible.get(node_id)
+        if hit is not None:
+            return hit
+        levels = tuple((node_id // st) % r for st, r in zip(self._strides, self._radices))
+        batch = ClassBatch.of_tables([self.p.engine.classes(levels)])
+        out = self.p.outcome(batch)
+        ok = bool(out.feasible[0])
+        self.feasible[node_id] = ok
+        if ok:
+            v = float(evaluate(batch, out, [self.name], self.p.ctx)[self.name][0])
+            self.values[node_id] = float(self.obj.minimized(np.float64(v)))
+            if self.values[node_id] < self.best:
+                self.best = self.values[node_id]
+                self.tol = _tol(self.best)
+            self.evals[node_id] = {"suppressed": int(out.suppressed[0]),
+                                   "k": int(out.k[0]), self.name: v}
+        self.bar.update()
+        return ok
+
+
+def optimal(problem: LatticeProblem, objective: str = "glm",
+            progress: bool | None = None, strategy: str = "auto") -> SearchResult:
+    """The feasible node with the best ``objective`` (module docstring).
+
+    ``strategy`` (for benchmarks and tests; every strategy is exact): ``"auto"``
+    searches in bound order when the objective has a bound and is not monotone (and
+    the lattice has at most `BOUND_FIRST_NODES` nodes), else Flash first; ``"flash"``
+    and ``"bound"`` force one.
+
+    Raises `SdcevalError` when no node is feasible, with what the most general node
+    achieves.
+    """
+    t0 = time.perf_counter()
+    lat = problem.lattice
+    lat._need_ids()
+    if lat.size > MAX_SEARCH_NODES:
+        raise SdcevalError(
+            f"lattice: {lat.size:,} nodes is more than the {MAX_SEARCH_NODES:,} the optimal "
+            "search can track; use coarser hierarchies or fewer quasi-identifiers")
+    s = _Search(problem, objective, progress)
+    mono_f = bool(s.obj.monotone(problem.rule, problem.models, problem.n))
+    mono_F = bool(problem.feasibility_monotone)
+    bound = s.obj.bound
+    tags = _Tags(lat.radices)
+    try:
+        if strategy not in ("auto", "flash", "bound"):
+            raise SdcevalError(f"lattice: unknown search strategy {strategy!r}; "
+                               "auto, flash or bound")
+        use_bound = (bound is not None and not mono_f and lat.size <= BOUND_FIRST_NODES
+                     if strategy == "auto" else strategy == "bound")
+        if use_bound and bound is None:
+            raise SdcevalError(f"lattice: objective {objective!r} has no lower bound; "
+                               "use strategy 'flash'")
+        if use_bound:
+            best = _bound_first(s, tags, mono_F, bound)
+        else:
+            if mono_F:
+                _flash(s, tags)
+                if not tags.feas_flat.any():
+                    raise _infeasible(problem, s)
+            best = _by_candidates(s, tags, mono_F, mono_f, bound)
+        if not any(s.feasible.values()):
+            raise _infeasible(problem, s)
+        ties = [i for i, v in s.values.items() if v <= best + _tol(best)]
+        if mono_f:
+            ties = _walk_ties(s, ties, best)
+    finally:
+        s.bar.close()
+    tie_levels = lat.decode(np.array(ties, dtype=np.int64))
+    order = np.lexsort((np.array(ties), tie_levels.sum(axis=1)))
+    ties_sorted = [tuple(int(x) for x in tie_levels[i]) for i in order]
+    pick = int(np.array(ties)[order[0]])
+    value = float(s.obj.minimized(np.float64(s.values[pick])))
+    return SearchResult(
+        levels=ties_sorted[0], value=value, ties=ties_sorted, objective=objective,
+        checked=len(s.feasible), feasible_found=sum(s.feasible.values()),
+        lattice_size=lat.size, seconds=time.perf_counter() - t0,
+        strategy={"feasibility_monotone": mono_F, "objective_monotone": mono_f,
+                  "bound": bound is not None, "rule": problem.rule.name,
+                  "limit_records": problem.limit_records},
+        evaluation=s.evals[pick])
+
+
+def _nd_sum(lat, terms, dtype=np.float64) -> np.ndarray:
+    """``Σ_q terms[q][level_q]`` for every node, flat in id order: a d-dimensional sum
+    of broadcast vectors (no levels array of the lattice's size)."""
+    total = np.zeros((1,) * lat.n_qis, dtype=dtype)
+    for q, r in enumerate(lat.radices.tolist()):
+        shape = [1] * lat.n_qis
+        shape[q] = r
+        total = total + np.asarray(terms[q][:r], dtype=dtype).reshape(shape)
+    return total.reshape(-1)
+
+
+def _bound_first(s: _Search, tags: _Tags, mono_F: bool, bound) -> float:
+    """Every node in increasing order of the objective's lower bound (then height,
+    id), until the bound exceeds the best value found; infeasibility tags skip nodes
+    without evaluating them when feasibility is monotone (module docstring, 3)."""
+    lat = s.lat
+    b = _nd_sum(lat, bound(s.p.ctx))
+    heights = _nd_sum(lat, [np.arange(r) for r in lat.radices.tolist()], np.int64)
+    order = np.lexsort((heights, b))
+    best = np.inf
+    for nid in order:
+        nid = int(nid)
+        if b[nid] > best + _tol(best):
+            break
+        if tags.infeas_flat[nid]:
+            continue
+        ok = s.check(nid)
+        if mono_F:
+            levels = lat.decode(nid)
+            tags.up(tags.feas, levels) if ok else tags.down(tags.infeas, levels)
+        if ok:
+            best = min(best, s.values[nid])
+    return best
+
+
+def _by_candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> float:
+    """The objective on the candidates of `_candidates`, in increasing bound order
+    when there is a bound, else by height; with a monotone objective a node above an
+    evaluated feasible one is skipped."""
+    lat = s.lat
+    cand = _candidates(s, tags, mono_F, mono_f, bound)
+    cand_levels = lat.decode(cand)
+    b = None
+    if bound is not None:
+        terms = bound(s.p.ctx)
+        b = terms[np.arange(lat.n_qis), cand_levels].sum(axis=1)
+        order = np.lexsort((cand, cand_levels.sum(axis=1), b))
+    else:
+        order = np.lexsort((cand, cand_levels.sum(axis=1)))
+    best = min(s.values.values(), default=np.inf)
+    for j in order:
+        nid = int(cand[j])
+        if b is not None and b[j] > best + _tol(best):
+            break  # every later candidate's bound is at least this one's
+        if mono_f and tags.dom_flat[nid]:
+            continue
+        if not s.check(nid):
+            continue
+        best = min(best, s.values[nid])
+        if mono_f:
+            tags.up(tags.dom, cand_levels[j])
+            tags.dom_flat[nid] = False
+    return best
+
+
+def _candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> np.ndarray:
+    """Node ids that may be optimal, before the objective is evaluated (module
+    docstring, 2 and 3)."""
+    lat = s.lat
+    if mono_F and mono_f:
+        # the optimum is a feasible node with no feasible node below: one Flash checked
+        return np.array(sorted(i for i, ok in s.feasible.items() if ok), dtype=np.int64)
+    if mono_F:
+        mask = tags.feas
+        if bound is not None and s.values:
+            # the best value so far caps the bound: Σ_q terms[q, level_q] over the
+            # lattice as a d-dimensional sum of broadcast vectors
+            best = min(s.values.values())
+            mask = mask.reshape(-1) & (_nd_sum(lat, bound(s.p.ctx)) <= best + _tol(best))
+        cand = np.flatnonzero(mask)
+        if bound is None:
+            check_exhaustive(lat, len(cand), "evaluated (feasible nodes; the objective "
+                             "is not monotone under this rule)")
+        return cand
+    check_exhaustive(lat, lat.size, "checked (the privacy models are not monotone under "
+                     "this suppression rule)")
+    return np.arange(lat.size, dtype=np.int64)
+
+
+def _tol(best: float) -> float:
+    return TIE_RTOL * max(1.0, abs(best)) if np.isfinite(best) else 0.0
+
+
+def _flash(s: _Search, tags: _Tags, chunk: int = 1 << 16) -> None:
+    """Tag every node that may be optimal feasible or infeasible, evaluating few
+    (module docstring, 1).
+
+    With a lower bound of the objective (and at most `BOUND_FIRST_NODES` nodes), start
+    nodes are taken in increasing bound order until the bound exceeds the best value
+    found: a good feasible node is met early and every node above a start whose bound
+    is too high is skipped.  Otherwise they are taken in node-id order, a linear
+    extension of the lattice order (lowering one level lowers the id), found by
+    scanning the tags a chunk at a time, so nothing of the size of the lattice is
+    enumerated, and the down-set boxes are only written from the start node on."""
+    lat = s.lat
+    d = lat.n_qis
+    strides = [int(x) for x in lat.strides]
+    radices = [int(r) for r in lat.radices]
+    feas, infeas = tags.feas_flat, tags.infeas_flat
+    # a node whose lower bound exceeds the best value found cannot be optimal, nor can
+    # any node above it (the bound never decreases upward): tagged like a feasible node
+    terms = None if s.obj.bound is None else np.nan_to_num(s.obj.bound(s.p.ctx))
+    if terms is not None and lat.size <= BOUND_FIRST_NODES:
+        b = _nd_sum(lat, terms)
+        s._step = terms.tolist()
+        for start in np.argsort(b, kind="stable"):
+            if b[start] > s.best + s.tol:
+                return
+            start = int(start)
+            if not (feas[start] or infeas[start]):
+                cur = [(start // strides[q]) % radices[q] for q in range(d)]
+                _path(s, tags, start, cur, None)
+        return
+    terms = None if terms is None else terms.tolist()
+    s._step = terms
+    pos = 0
+    while pos < lat.size:
+        stop = min(pos + chunk, lat.size)
+        todo = np.flatnonzero(~(feas[pos:stop] | infeas[pos:stop]))
+        if not len(todo):
+            pos = stop
+            continue
+        start = pos + int(todo[0])
+        cur = [(start // strides[q]) % radices[q] for q in range(d)]
+        if terms is not None and (sum(t[v] for t, v in zip(terms, cur))
+                                  > s.best + _tol(s.best)):
+            tags.up(tags.feas, cur)
+        else:
+            # every node below ``start`` in id order is tagged already
+            _path(s, tags, start, cur, tuple(cur))
+        pos = start  # the start node is tagged now; scan on from it
+
+
+def _path(s: _Search, tags: _Tags, start: int, cur: list, scanned_to) -> None:
+    """One Flash step: a path up from ``start`` through untagged successors, a binary
+    search for its lowest feasible node, then one box per side (the boxes are the
+    costly part on large lattices: a box is written element by element).
+    ``scanned_to``: levels below which (in id order) every node is tagged, or None."""
+    lat = s.lat
+    feas, infeas = tags.feas_flat, tags.infeas_flat
+    path, path_levels = [start], [tuple(cur)]
+    while True:
+        # untagged successors; go up the QI whose next level adds the least to the
+        # objective's bound (so the path's lowest feasible node is a good one), else
+        # the least generalized QI (relative to its height): paths cross evenly
+        best, best_key = -1, None
+        step = s._step
+        for q in range(lat.n_qis):
+            if cur[q] < s._heights[q]:
+                nid = path[-1] + s._strides[q]
+                if not (feas[nid] or infeas[nid]):
+                    key = (cur[q] * s._rel[q] if step is None
+                           else step[q][cur[q] + 1] - step[q][cur[q]])
+                    if best_key is None or key < best_key:
+                        best, best_key = q, key
+        if best < 0:
+            break
+        cur[best] += 1
+        path.append(path[-1] + s._strides[best])
+        path_levels.append(tuple(cur))
+    lo, hi = 0, len(path)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        nid = path[mid]
+        if feas[nid]:
+            ok = True
+        elif infeas[nid]:
+            ok = False
+        else:
+            ok = s.check(nid)
+        if ok:
+            hi = mid
+        else:
+            lo = mid + 1
+    # the highest infeasible node covers the path below it, the lowest feasible one the
+    # path above
+    if lo > 0 and not infeas[path[lo - 1]]:
+        if scanned_to is None:
+            tags.down(tags.infeas, path_levels[lo - 1])
+        else:
+            tags.down_from(tags.infeas, path_levels[lo - 1], scanned_to)
+    if lo < len(path) and not feas[path[lo]]:
+        tags.up(tags.feas, path_levels[lo])
+
+
+def _walk_ties(s: _Search, ties: list, best: float) -> list:
+    """Tied nodes above the tied ones (module docstring): breadth-first up through
+    feasible successors whose value is within the tie tolerance."""
+    lat = s.lat
+    seen = set(ties)
+    queue = list(ties)
+    while queue:
+        nid = queue.pop()
+        for succ in lat.successors(lat.decode(nid)):
+            sid = int(lat.encode(succ))
+            if sid in seen:
+                continue
+            seen.add(sid)
+            if s.check(sid) and s.values[sid] <= best + _tol(best):
+                ties.append(sid)
+                queue.append(sid)
+    return ties
+
+
+def _infeasible(problem: LatticeProblem, s: _Search) -> SdcevalError:
+    """No feasible node: say what the most general node achieves."""
+    lat = problem.lattice
+    top = lat.top
+    batch = ClassBatch.of_tables([problem.engine.classes(top)])
+    out = problem.outcome(batch)
+    parts = []
+    for m in problem.models:
+        counts = (batch.sensitive_matrix() if getattr(m, "needs_sensitive", False)
+                  else batch.sizes[:, None])
+        v = np.asarray(m.value(counts, problem.ctx.table_dist), dtype=np.float64)
+        worst = v.min() if getattr(m, "larger_is_safer", True) else v.max()
+        worst = float(worst)
+        shown = str(int(worst)) if worst.is_integer() else f"{worst:.4g}"
+        parts.append(f"{m.parameter} = {shown} (asked {m.describe()})")
+    achieved = "; ".join(parts) if parts else "nothing to satisfy"
+    return SdcevalError(
+        f"lattice: no node satisfies the privacy models within the suppression limit "
+        f"({problem.describe()}). The most general node ({', '.join(map(str, top))}) "
+        f"has {batch.n_classes} class(es) and would need {int(out.suppressed[0])} "
+        f"suppressed records; its worst class achieves {achieved}. Relax the model "
+        "parameters, allow more suppression, or use coarser hierarchies")

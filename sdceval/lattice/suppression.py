@@ -1,0 +1,217 @@
+"""Suppression rules: which classes of a lattice node are suppressed, and is it feasible.
+
+A rule takes the classes of nodes (a `ClassBatch`) and the privacy models to enforce,
+and returns per class whether it is *kept* and per node the suppressed record count,
+whether the node is *feasible* (every kept class satisfies every model, within the
+limit) and its achieved ``k`` (smallest kept class).  Suppressed records are published
+as ``*`` rows (every QI at its hierarchy's root; Dewri et al. 2009 §3), so the
+objectives (`sdceval.lattice.objectives`) charge them accordingly.
+
+``dewri`` — Dewri et al. 2010 §6 "Node evaluation" (DEWRI.md §1.8), the default for
+    the paper reproductions.  With ``E_i`` the records in classes of size ``i`` and ``η``
+    the limit, the classes of ``E_1..E_j`` are suppressed, ``j`` the smallest integer with
+    ``Σ_{i=1}^{j+1} |E_i| > η``; the node is then ``(j+1)``-anonymous.  Equivalently
+    ``s* = j + 1`` is the smallest class size with ``R(s*) > η``, ``R(s)`` the records in
+    classes of size ≤ ``s``; classes smaller than ``s*`` are suppressed.  If ``R`` never
+    exceeds ``η`` (``η ≥ N``), only the largest classes are kept (the rule never
+    publishes ``*`` rows only).  The rule itself looks at class sizes only; the node is
+    feasible when every kept class satisfies every model (k-anonymity: ``s* ≥ k``).
+``arx`` — ARX's rule (Prasser & Kohlmayer; ARX's ``HashGroupify``): every class that
+    violates some model is suppressed (an *outlier*), and the node is feasible when the
+    suppressed records number at most ``⌊s·N⌋``.  Without models nothing is suppressed.
+
+``limit`` (η or s) is a fraction of the N records if < 1, else a record count (so ``1``
+means one record), as `sdceval.methods.generalization.suppression_count`; both rules
+compare integer record counts with ``⌊limit⌋``.
+
+Monotonicity (what the optimal search may prune with, `sdceval.lattice.search`): under
+``arx`` feasibility is monotone under generalization when every model is
+``monotone_suppression``; under ``dewri`` only k-anonymity is (``s*`` can only grow
+when classes merge, DEWRI.md §1.8); with a zero limit both rules reduce to "every
+class satisfies every model", monotone when every model is ``monotone_generalization``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.lattice.batch import ClassBatch
+
+RULES = ("dewri", "arx")
+
+
+def limit_records(limit: float, n: int, parameter: str = "max_suppression") -> int:
+    """The suppression limit as a whole number of records: ``⌊limit·n⌋`` for a fraction
+    (< 1), ``limit`` itself for a count (≥ 1, a whole number)."""
+    try:
+        x = float(limit)
+    except (TypeError, ValueError):
+        raise SdcevalError(f"{parameter} must be a number, got {limit!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise SdcevalError(f"{parameter} must be >= 0 (a fraction of the records if < 1, "
+                           f"else a record count), got {limit!r}")
+    if x < 1:
+        # floor with a guard for decimal fractions: 0.04 * 30162 = 1206.48 -> 1206
+        return int(math.floor(x * n + 1e-9))
+    if not x.is_integer():
+        raise SdcevalError(
+            f"{parameter}={limit!r} is >= 1, so it is a number of records and must be a "
+            "whole number (fractions are < 1, e.g. 0.01 for 1 %)")
+    return int(x)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A rule applied to a batch.
+
+    Attributes
+    ----------
+    kept : ndarray of bool, shape (C,)
+    suppressed : ndarray of int64, shape (m,)
+        Suppressed records per node.
+    feasible : ndarray of bool, shape (m,)
+    k : ndarray of int64, shape (m,)
+        Smallest kept class (Dewri: ``s* = j + 1``); ``N`` when every record is
+        suppressed (the ``*`` rows form one class).
+    satisfied : ndarray of bool, shape (C,)
+        Every model holds for the class (all True without models).
+    """
+
+    kept: np.ndarray
+    suppressed: np.ndarray
+    feasible: np.ndarray
+    k: np.ndarray
+    satisfied: np.ndarray
+
+
+def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarray:
+    """Per class: every model holds (models' ``satisfied(counts, Q)`` on the class's
+    sensitive counts, or on its size for models without a sensitive attribute)."""
+    ok = np.ones(batch.n_classes, dtype=bool)
+    dense = None
+    for m in models:
+        if getattr(m, "needs_sensitive", True):
+            if dense is None:
+                dense = batch.sensitive_matrix()
+            ok &= np.asarray(m.satisfied(dense, table_dist), dtype=bool)
+        else:
+            ok &= np.asarray(m.satisfied(batch.sizes[:, None], table_dist), dtype=bool)
+    return ok
+
+
+class SuppressionRule:
+    """Interface (module docstring).  ``limit`` as in `limit_records`."""
+
+    name = ""
+
+    def __init__(self, limit: float = 0.0):
+        limit_records(limit, 1)  # validates
+        self.limit = limit
+
+    def records(self, n: int) -> int:
+        return limit_records(self.limit, n)
+
+    def apply(self, batch: ClassBatch, models: Sequence, table_dist, n: int) -> Outcome:
+        raise NotImplementedError
+
+    def feasibility_monotone(self, models: Sequence, n: int) -> bool:
+        """Whether feasibility can only be gained by generalizing (module docstring)."""
+        raise NotImplementedError
+
+    def suppresses(self, n: int) -> bool:
+        """Whether a feasible node may have suppressed records."""
+        return self.records(n) > 0
+
+    def describe(self) -> str:
+        return f"{self.name} (limit {self.limit:g})"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(limit={self.limit!r})"
+
+
+def _kept_min(batch: ClassBatch, kept: np.ndarray, n: int) -> np.ndarray:
+    k = batch.node_min(np.where(kept, batch.sizes, np.inf))
+    return np.where(np.isfinite(k), k, n).astype(np.int64)
+
+
+class DewriRule(SuppressionRule):
+    """Dewri et al. 2010 §6 (module docstring)."""
+
+    name = "dewri"
+
+    def apply(self, batch, models, table_dist, n):
+        eta = self.records(n)
+        sizes = batch.sizes
+        if batch.n_nodes == 1:
+            return self._one(batch, models, table_dist, eta)
+        node = batch.node_of_class
+        order = np.lexsort((sizes, node))
+        ss = sizes[order]
+        starts = batch.offsets[:-1]
+        cum = np.cumsum(ss)
+        base = np.zeros(batch.n_nodes, dtype=np.int64)
+        nonempty = batch.offsets[1:] > starts
+        base[nonempty] = (cum[starts[nonempty]] - ss[starts[nonempty]])
+        within = cum - base[node[order]]
+        # first sorted class whose cumulative count exceeds η; none: keep the largest
+        pos = np.where(within > eta, np.arange(len(ss)), len(ss))
+        first = np.full(batch.n_nodes, len(ss), dtype=np.int64)
+        if len(ss):
+            first[nonempty] = np.minimum.reduceat(pos, starts[nonempty])
+        last = batch.offsets[1:] - 1
+        pick = np.where(first < len(ss), first, last)
+        s_star = np.zeros(batch.n_nodes, dtype=np.int64)
+        s_star[nonempty] = ss[pick[nonempty]]
+        kept = sizes >= s_star[node]
+        sat = class_satisfied(batch, models, table_dist)
+        suppressed = batch.node_sum(np.where(kept, 0, sizes)).astype(np.int64)
+        bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
+        return Outcome(kept, suppressed, ~bad, s_star, sat)
+
+    def _one(self, batch, models, table_dist, eta):
+        """`apply` for a batch of one node (the search's case): one sort of its sizes."""
+        sizes = batch.sizes
+        ss = np.sort(sizes)
+        over = np.flatnonzero(np.cumsum(ss) > eta)
+        s_star = int(ss[over[0]] if len(over) else ss[-1])
+        kept = sizes >= s_star
+        sat = class_satisfied(batch, models, table_dist)
+        feasible = not (kept & ~sat).any()
+        return Outcome(kept, np.array([int(sizes[~kept].sum())]), np.array([feasible]),
+                       np.array([s_star]), sat)
+
+    def feasibility_monotone(self, models, n):
+        if not self.suppresses(n):
+            return all(getattr(m, "monotone_generalization", False) for m in models)
+        return all(getattr(m, "name", "") == "k" for m in models)
+
+
+class ArxRule(SuppressionRule):
+    """ARX's rule (module docstring)."""
+
+    name = "arx"
+
+    def apply(self, batch, models, table_dist, n):
+        sat = class_satisfied(batch, models, table_dist)
+        suppressed = batch.node_sum(np.where(sat, 0, batch.sizes)).astype(np.int64)
+        feasible = suppressed <= self.records(n)
+        return Outcome(sat, suppressed, feasible, _kept_min(batch, sat, n), sat)
+
+    def feasibility_monotone(self, models, n):
+        flag = "monotone_suppression" if self.suppresses(n) else "monotone_generalization"
+        return all(getattr(m, flag, False) for m in models)
+
+
+_RULES = {"dewri": DewriRule, "arx": ArxRule}
+
+
+def make_rule(name: str, limit: float = 0.0) -> SuppressionRule:
+    """A suppression rule by name (``dewri`` or ``arx``) with its limit."""
+    if name not in _RULES:
+        raise SdcevalError(f"unknown suppression rule {name!r}.{suggest(str(name), RULES)} "
+                           f"Rules: {', '.join(RULES)}")
+    return _RULES[name](limit)

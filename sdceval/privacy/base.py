@@ -1,0 +1,371 @@
+"""The privacy-model interface and its registry (issue 7 item 4; ARX's ``PrivacyCriterion``).
+
+A privacy model is one class, registered with `register_model`.  The same object is a
+*constraint* (Mondrian allows a split only if every part satisfies it; the lattice search
+keeps a node only if its classes satisfy it within the suppression limit) and a *check*
+(the measures in `sdceval.measures.privacy_checks`).  Everything is vectorized over
+equivalence classes: the input is a counts matrix ``C`` (n_classes × S), ``C[i, s]`` =
+number of records of class ``i`` whose sensitive code is ``s`` (a single column of class
+sizes for models that need no sensitive attribute), plus the table's sensitive
+distribution ``Q`` (length S).  Per class a model returns
+
+* ``value(C, Q)`` — the level the class achieves (its k, ℓ, t, δ or c), and
+* ``satisfied(C, Q)`` — whether that level meets the model's threshold.
+
+Declarations (class attributes)
+-------------------------------
+``name``
+    Registry name (``make_model(name, ...)``, Mondrian's ``model=``).
+``params``
+    The parameters, as `sdceval.core.registry.Param` (type, bounds, choices, default;
+    default ``None`` = required).  The first is the *threshold* parameter (``parameter``),
+    whose ``protection`` says which way protection moves and whose ``grid`` is the
+    model's default trade-off grid (Li & Li 2009 §5.1 for k, ℓ, t, δ).
+``needs_sensitive``, ``uses_hierarchy``
+    Whether the model reads the sensitive attribute / the sensitive hierarchy.
+``larger_is_safer``
+    Whether a larger ``value`` means more protection (k, ℓ) or less (t, δ, c).
+``monotone_generalization``
+    If every class of a lattice node satisfies the model, so does every class of every
+    more general node.  A more general node's classes are unions of the node's classes,
+    so this holds iff the model is closed under merging classes (a union of satisfying
+    classes satisfies).  ARX: ``isMonotonicWithGeneralization``.
+``monotone_suppression``
+    Monotone under ARX's suppression rule (suppress every class that violates the model;
+    the node is feasible when the suppressed records number at most ⌊s·n⌋): feasibility
+    of a node implies feasibility of every more general node.  This holds iff a union
+    that contains a satisfying class always satisfies (then a violating class of the
+    general node is a union of violating classes only, so it suppresses no more records).
+    ARX: ``isMonotonicWithSuppression``.  The class attribute says whether the flag holds
+    for *every* parameter value; an instance may refine it (distinct ℓ-diversity).
+``min_class_size(Q)``
+    A lower bound on the size of any class that satisfies the model (Mondrian finalizes
+    smaller partitions without evaluating a cut; ARX: ``getMinimalClassSize``).
+
+Adding a model is adding one class with these declarations and ``value`` (and, where
+the threshold comparison is not ``value >= threshold`` / ``value <= threshold``,
+``satisfied``); Mondrian, bucketization and the trade-off take it from the registry
+(a new *parameter name* must also be declared as a Mondrian `Param`, because method
+signatures list their parameters).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar
+
+import numpy as np
+
+from sdceval.core.errors import SdcevalError, plain, suggest
+from sdceval.core.registry import Param, RegistrationError
+
+# tolerance for comparing an achieved level with a threshold given as a decimal
+# (ℓ = 4.1 must accept a class with n/max = 4.1 computed in floating point)
+_RTOL = 1e-9
+
+_REGISTRY: dict[str, type["PrivacyModel"]] = {}
+
+
+def table_distribution(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """Q: the share of each sensitive code in the whole table (length ``n_values``)."""
+    counts = np.bincount(np.asarray(codes), minlength=n_values).astype(np.float64)
+    return counts / counts.sum()
+
+
+def class_counts(classes: np.ndarray, codes: np.ndarray, n_values: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Counts matrix of sensitive codes per class.
+
+    Returns ``(counts, inverse)``: ``counts`` (n_classes × n_values) for the distinct
+    class ids in sorted order, ``inverse`` the row of ``counts`` of each record.
+    """
+    _, inverse = np.unique(np.asarray(classes), return_inverse=True)
+    inverse = inverse.ravel()
+    n_classes = int(inverse.max()) + 1 if len(inverse) else 0
+    flat = np.bincount(inverse * n_values + np.asarray(codes),
+                       minlength=n_classes * n_values)
+    return flat.reshape(n_classes, n_values), inverse
+
+
+class PrivacyModel:
+    """Interface of a privacy model (see the module docstring for the declarations)."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: name of the threshold parameter (``params[0].name``; set by `register_model`)
+    parameter: ClassVar[str] = ""
+    needs_sensitive: ClassVar[bool] = True
+    uses_hierarchy: ClassVar[bool] = False
+    larger_is_safer: ClassVar[bool] = True
+    monotone_generalization: bool = False
+    monotone_suppression: bool = False
+    #: parameters of a typical call, shown in error messages and ``spec()``
+    example: ClassVar[dict] = {}
+
+    threshold: float
+
+    # -- parameters ---------------------------------------------------------------------
+    @classmethod
+    def param_spec(cls, name: str) -> Param:
+        for p in cls.params:
+            if p.name == name:
+                return p
+        raise SdcevalError(f"privacy model {cls.name!r} has no parameter {name!r}."
+                           f"{suggest(name, [p.name for p in cls.params])}")
+
+    def check_param(self, name: str, value):
+        """``value`` coerced and checked against the declared `Param` (type, bounds,
+        choices): the constructors' one validation path, with messages naming the
+        parameter and the model."""
+        return self.param_spec(name).parse(plain(value), owner=self.owner())
+
+    @classmethod
+    def owner(cls) -> str:
+        return f"privacy model {cls.name!r}" + (f" ({cls.title})" if cls.title else "")
+
+    @classmethod
+    def example_call(cls) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in cls.example.items())
+        return f"make_model({cls.name!r}{', ' if args else ''}{args})"
+
+    @classmethod
+    def spec(cls) -> dict:
+        """The declarations as plain data (for listings and documentation)."""
+        doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
+        return {"name": cls.name, "title": cls.title, "description": doc,
+                "parameter": cls.parameter, "params": [p.to_dict() for p in cls.params],
+                "needs_sensitive": cls.needs_sensitive, "uses_hierarchy": cls.uses_hierarchy,
+                "larger_is_safer": cls.larger_is_safer,
+                "monotone_generalization": cls.monotone_generalization,
+                "monotone_suppression": cls.monotone_suppression,
+                "example": dict(cls.example)}
+
+    @classmethod
+    def default_grid(cls) -> tuple:
+        """The threshold parameter's default trade-off grid."""
+        return tuple(cls.params[0].grid)
+
+    # -- evaluation ---------------------------------------------------------------------
+    def value(self, counts: np.ndarray, table_dist: np.ndarray) -> np.ndarray:
+        """Achieved level per class."""
+        raise NotImplementedError
+
+    def satisfied(self, counts: np.ndarray, table_dist: np.ndarray) -> np.ndarray:
+        """Boolean per class: the class meets the threshold."""
+        v = self.value(counts, table_dist)
+        if self.larger_is_safer:
+            return v >= self.threshold * (1 - _RTOL)
+        return v <= self.threshold * (1 + _RTOL)
+
+    def min_class_size(self, table_dist: np.ndarray) -> int:
+        """A lower bound on the size of any class that satisfies the model (lets
+        Mondrian finalize partitions too small to split without evaluating them)."""
+        return 1
+
+    def infeasible_message(self, best: float, total_counts: np.ndarray) -> str:
+        """Why even the whole table, as one class, violates the model (`check_feasible`);
+        ``best`` is the whole table's ``value``."""
+        return (f"{self!r} cannot be met even by the whole table "
+                f"(achieved {self.parameter} = {best:.4g})")
+
+    def describe(self) -> str:
+        return f"{self.parameter}={self.threshold:g}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+
+# -- registry ---------------------------------------------------------------------------
+def register_model(cls: type[PrivacyModel]) -> type[PrivacyModel]:
+    """Class decorator: add a `PrivacyModel` subclass to the registry under ``cls.name``.
+
+    Checks the declarations at import time (a `RegistrationError`, i.e. a programming
+    error): a new name, at least one `Param` (the first is the threshold), boolean
+    flags, and a constructor taking exactly the declared parameters by name (plus
+    ``hierarchy`` when ``uses_hierarchy``).
+    """
+    where = f"register_model({getattr(cls, '__name__', cls)})"
+    if not (isinstance(cls, type) and issubclass(cls, PrivacyModel)):
+        raise RegistrationError(f"{where}: not a PrivacyModel subclass")
+    name = cls.__dict__.get("name")
+    if not isinstance(name, str) or not name:
+        raise RegistrationError(f"{where}: declare a non-empty class attribute 'name'")
+    if name in _REGISTRY:
+        raise RegistrationError(f"{where}: privacy model {name!r} is already registered "
+                                f"({_REGISTRY[name].__name__})")
+    params = tuple(cls.params)
+    if not params or not all(isinstance(p, Param) for p in params):
+        raise RegistrationError(f"{where}: declare params as a tuple of Param, the first "
+                                "being the threshold parameter")
+    for flag in ("needs_sensitive", "uses_hierarchy", "larger_is_safer",
+                 "monotone_generalization", "monotone_suppression"):
+        if not isinstance(getattr(cls, flag), bool):
+            raise RegistrationError(f"{where}: {flag} must be True or False")
+    sig = inspect.signature(cls.__init__)
+    args = [p.name for p in list(sig.parameters.values())[1:]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    expected = [p.name for p in params] + (["hierarchy"] if cls.uses_hierarchy else [])
+    missing = [a for a in expected if a not in args]
+    if missing:
+        raise RegistrationError(f"{where}: __init__{sig} lacks keyword parameter(s) "
+                                f"{', '.join(map(repr, missing))} declared in params")
+    extra = [a for a in args if a not in expected]
+    if extra:
+        raise RegistrationError(f"{where}: __init__{sig} takes {', '.join(map(repr, extra))} "
+                                "not declared in params")
+    unknown_example = [k for k in cls.example if k not in expected]
+    if unknown_example:
+        raise RegistrationError(f"{where}: example names unknown parameter "
+                                f"{unknown_example[0]!r}")
+    cls.params = params
+    cls.parameter = params[0].name
+    _REGISTRY[name] = cls
+    return cls
+
+
+def _unregister(name: str) -> None:
+    """Remove a model (tests register throw-away models)."""
+    _REGISTRY.pop(name, None)
+
+
+def model_names() -> tuple[str, ...]:
+    """Registered model names, in registration order (k, l, t, delta, cl, ...)."""
+    return tuple(_REGISTRY)
+
+
+def model_class(name: str) -> type[PrivacyModel]:
+    """The class registered as ``name``; an unknown name suggests the closest."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise SdcevalError(f"unknown privacy model {name!r}.{suggest(str(name), _REGISTRY)} "
+                           f"Models: {', '.join(_REGISTRY)}") from None
+
+
+def make_model(name: str, /, hierarchy=None, **params) -> PrivacyModel:
+    """Build a privacy model by its registry name.
+
+    Parameters
+    ----------
+    name : str
+        A name of `model_names` (``"k"``, ``"l"``, ``"t"``, ``"delta"``, ``"cl"``).
+    hierarchy : Hierarchy, optional
+        The sensitive attribute's hierarchy, for models that use it (t-closeness with
+        EMD: chooses and defines the ground distance); ignored by the others.
+    **params
+        The model's parameters (``model_class(name).params``): ``k`` for "k"; ``l`` and
+        ``variant`` for "l"; ``t``, ``distance`` and ``ground`` for "t"; ``delta`` for
+        "delta"; ``c`` and ``l`` for "cl".  A parameter whose declared default is
+        ``None`` is required; ``None`` counts as not given.
+
+    Examples
+    --------
+    >>> make_model("l", l=4.25).describe()
+    'l=4.25 (probabilistic)'
+    >>> make_model("cl", c=3, l=2).describe()
+    'c=3, l=2'
+    """
+    cls = model_class(name)
+    names = [p.name for p in cls.params]
+    for k in params:
+        if k not in names:
+            raise SdcevalError(
+                f"privacy model {name!r} has no parameter {k!r}.{suggest(k, names)} "
+                f"Its parameters: {', '.join(names)} (e.g. {cls.example_call()})")
+    for p in cls.params:
+        if p.default is None and params.get(p.name) is None:
+            raise SdcevalError(f"privacy model {name!r} needs its parameter {p.name!r} "
+                               f"(e.g. {cls.example_call()})")
+    kwargs = {k: v for k, v in params.items() if v is not None}
+    if cls.uses_hierarchy:
+        kwargs["hierarchy"] = hierarchy
+    return cls(**kwargs)
+
+
+def spec_example(name: str) -> str:
+    """A model's example (its class's ``example``) in the text form of
+    `parse_model_spec`: ``k=10``, ``cl:c=3,l=3``."""
+    cls = model_class(name)
+    items = ",".join(f"{k}={v}" for k, v in (cls.example or {cls.parameter: ""}).items())
+    first = next(iter(cls.example), cls.parameter)
+    return items if first == cls.name else f"{cls.name}:{items}"
+
+
+def _spec_value(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_model_spec(text, hierarchy=None) -> PrivacyModel:
+    """A privacy model from its text form: the CLI's ``--model`` and an experiment
+    file's ``models = [...]`` (``sdceval lattice``, ``[[lattice]]`` jobs).
+
+    Forms:
+
+    * ``k=5``, ``l=3,variant=distinct``, ``t=0.2,distance=js``: the first item names
+      the model by its threshold parameter (for k, ℓ, t and δ the parameter is named
+      like the model);
+    * ``NAME:param=value,...``, e.g. ``cl:c=3,l=2`` (recursive (c, ℓ)-diversity, whose
+      threshold ``c`` is not its name), ``t:t=0.2``.
+
+    Values are read as an int, else a float, else text; the model's `Param` then checks
+    type and bounds (`make_model`).  ``hierarchy`` is the sensitive attribute's, for the
+    models that use it (t-closeness's ground distance).
+    """
+    if not isinstance(text, str):
+        raise SdcevalError(f"privacy model spec {plain(text)!r} must be text such as "
+                           "'k=5', 'l=3,variant=distinct' or 'cl:c=3,l=2'")
+    spec = text.strip()
+    name, _, rest = spec.partition(":") if ":" in spec else ("", "", spec)
+    name = name.strip()
+    items = [t.strip() for t in rest.split(",") if t.strip()]
+    if not name and not items:
+        raise SdcevalError(f"privacy model spec {text!r} is empty; e.g. 'k=5', "
+                           "'l=3,variant=distinct' or 'cl:c=3,l=2'")
+    if not name and len(items) == 1 and "=" not in items[0]:
+        # a bare model name: its threshold is missing
+        cls = model_class(items[0])  # an unknown name suggests the closest
+        raise SdcevalError(f"privacy model {cls.name!r} needs a value for its threshold "
+                           f"{cls.parameter!r}, e.g. {spec_example(cls.name)}")
+    params: dict = {}
+    for item in items:
+        key, eq, val = item.partition("=")
+        key, val = key.strip(), val.strip()
+        if not eq or not key or not val:
+            raise SdcevalError(f"privacy model spec {text!r}: {item!r} is not NAME=VALUE "
+                               "(e.g. 'k=5', 'l=3,variant=distinct', 'cl:c=3,l=2')")
+        if key in params:
+            raise SdcevalError(f"privacy model spec {text!r} gives {key!r} twice")
+        params[key] = _spec_value(val)
+    name = name or next(iter(params))
+    cls = model_class(name)
+    names = [p.name for p in cls.params]
+    for k in params:
+        if k not in names:
+            raise SdcevalError(f"privacy model {name!r} has no parameter {k!r}."
+                               f"{suggest(k, names)} Its parameters: {', '.join(names)} "
+                               f"(e.g. {spec_example(name)})")
+    for p in cls.params:
+        if p.default is None and p.name not in params:
+            raise SdcevalError(f"privacy model {name!r} needs its parameter {p.name!r} "
+                               f"(e.g. {spec_example(name)})")
+    return make_model(name, hierarchy=hierarchy, **params)
+
+
+def check_feasible(model: PrivacyModel, total_counts: np.ndarray,
+                   table_dist: np.ndarray) -> None:
+    """Raise if even the whole table, as one class, violates ``model``.
+
+    t and δ always hold for the whole table (distance 0); k, ℓ and (c, ℓ) may not.  The
+    message (`PrivacyModel.infeasible_message`) names the parameter and the largest
+    achievable value.
+    """
+    row = np.asarray(total_counts)[None, :]
+    if model.satisfied(row, table_dist)[0]:
+        return
+    best = float(model.value(row, table_dist)[0])
+    raise SdcevalError(model.infeasible_message(best, np.asarray(total_counts)))
