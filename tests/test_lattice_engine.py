@@ -1,7 +1,9 @@
-"""The lattice module and its node engine (issue 7, first building block): node ids and
-neighbours; class tables (sizes, sensitive counts, per-record classes) against a
-brute-force pandas groupby; roll-up equal to direct evaluation on every node; agreement
-with `methods.generalization.node_classes` on Adult."""
+"""The lattice module and its node engine (issue 7): node ids and neighbours; class
+tables (sizes, sensitive counts, per-record classes) against a brute-force pandas
+groupby; roll-up equal to direct evaluation on every node; agreement with
+`methods.generalization.node_classes` on Adult; class-label counts against hand counts;
+`NodeEngine.batches` equal to the per-node tables (every node of small lattices, a
+sample of Adult's) and its bad input."""
 import itertools
 
 import numpy as np

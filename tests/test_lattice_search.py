@@ -56,6 +56,23 @@ def test_dewri_rule_by_hand():
     assert b.n_nodes == 4
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 12), min_size=1, max_size=8), min_size=1,
+                max_size=5), st.integers(0, 60))
+def test_dewri_rule_paths_agree_with_the_reference(nodes, eta):
+    """Histogram, sorting and single-node paths = `suppression_threshold` (the plain
+    implementation in methods.generalization) node by node."""
+    from sdceval.methods.generalization import suppression_threshold
+    b = _batch(*nodes)
+    want = [suppression_threshold(np.array(sz), eta) for sz in nodes]
+    assert DewriRule._by_histogram(b, eta).tolist() == want
+    assert DewriRule._by_sorting(b, eta).tolist() == want
+    n = int(b.sizes.sum())
+    assert DewriRule(eta).apply(b, [], None, n).k.tolist() == want
+    for sz, w in zip(nodes, want):
+        assert DewriRule(eta).apply(_batch(sz), [], None, n).k.tolist() == [w]
+
+
 def test_arx_rule_by_hand():
     b = _batch([1, 1, 2, 3, 5], [4, 4, 4], [12])
     # k = 3: classes 1, 1, 2 violate (4 records)

@@ -11,7 +11,7 @@ Counts of the sensitive attribute and of the class label are kept sparse, one en
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
@@ -57,6 +57,14 @@ class ClassBatch:
     label_value: np.ndarray | None = None
     label_count: np.ndarray | None = None
     n_labels: int = 0
+    #: values computed once per batch and shared by the objectives (`memo`)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key, compute):
+        """``compute()``, once per batch and key (objectives share per-class values)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def n_nodes(self) -> int:
@@ -70,6 +78,24 @@ class ClassBatch:
     def node_of_class(self) -> np.ndarray:
         """Batch node index ``0..m-1`` of every class, shape (C,)."""
         return np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.offsets))
+
+    @cached_property
+    def pair_per_class(self) -> np.ndarray:
+        """Number of sensitive pairs (distinct sensitive values) of every class."""
+        return np.bincount(self.pair_class, minlength=self.n_classes)
+
+    @cached_property
+    def pair_starts(self) -> np.ndarray:
+        """Index of every class's first sensitive pair (pairs are sorted by class and
+        every class has at least one)."""
+        out = np.zeros(self.n_classes, dtype=np.int64)
+        np.cumsum(self.pair_per_class[:-1], out=out[1:])
+        return out
+
+    @cached_property
+    def pair_share(self) -> np.ndarray:
+        """``p`` of every sensitive pair: its count over its class's size."""
+        return self.pair_count / self.sizes[self.pair_class].astype(np.float64)
 
     @property
     def classes_per_node(self) -> np.ndarray:
@@ -105,6 +131,31 @@ class ClassBatch:
                 "role 'label' (the CM objective needs it)")
         return _dense(self.label_class, self.label_value, self.label_count,
                       self.n_classes, self.n_labels)
+
+    def class_mask(self, nodes: np.ndarray) -> np.ndarray:
+        """Per class: its node is selected by the boolean ``nodes`` (m,)."""
+        return np.repeat(np.asarray(nodes, dtype=bool), np.diff(self.offsets))
+
+    def subset(self, nodes: np.ndarray) -> "ClassBatch":
+        """The batch of the nodes selected by the boolean ``nodes`` (m,), classes and
+        pairs renumbered (only what the objectives read: sizes, node ids, pairs)."""
+        nodes = np.asarray(nodes, dtype=bool)
+        cmask = self.class_mask(nodes)
+        new_index = np.cumsum(cmask) - 1
+        counts = np.diff(self.offsets)[nodes]
+        offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+
+        def pairs(c, v, k):
+            if c is None:
+                return None, None, None
+            pm = cmask[c]
+            return new_index[c[pm]], v[pm], k[pm]
+
+        pc, pv, pn = pairs(self.pair_class, self.pair_value, self.pair_count)
+        lc, lv, ln = pairs(self.label_class, self.label_value, self.label_count)
+        return ClassBatch(self.levels[nodes], offsets, self.sizes[cmask],
+                          np.asarray(self.node_ids)[:, cmask], pc, pv, pn,
+                          self.n_sensitive, lc, lv, ln, self.n_labels)
 
     @classmethod
     def of_tables(cls, tables: Sequence) -> "ClassBatch":

@@ -42,7 +42,7 @@ for).  No per-record Python loop anywhere.
 Batches
 -------
 `NodeEngine.batches` evaluates many nodes (default: the whole lattice) and yields
-`ClassBatch`\ es, each node's rows equal to `classes` of that node.  It works on
+`ClassBatch` batches, each node's rows equal to `classes` of that node.  It works on
 *items*, one per (class, combined code) present, each one int64 key of bit fields
 (`_Layout`), most significant first:
 
@@ -77,21 +77,24 @@ run of equal QI fields.  The order:
    many classes and pairs) are reached; a node with more is a batch of its own.
    ``reuse=True`` writes every batch into the same arrays.
 
-Memory: the previous height's item keys and the current one's, each in a buffer of
-``state_bytes`` (default 1 GiB, mapped only as far as written: 2 × 8 bytes × the items
-of the largest height, 2 × 80 MB on Adult), one batch (about ``8 + 4d + 24`` bytes per
+Memory: the previous height's item keys and the current one's, each in a buffer of at
+most ``state_bytes`` (default 1 GiB; about 2 × 8 bytes × the items of the largest
+height, under 2 × 160 MB on Adult), one batch (about ``8 + 4d + 24`` bytes per
 item, 16 MB for 8 QIs at the default ``max_classes``) and the chunk's work arrays
 (about 3 MB).  When the keys need more than 62 bits (many QIs with many leaves and
 many records), the batches come from `classes` node by node.
 
-Measured (``python benchmarks/bench_lattice.py``, 2-core machine shared with other
-jobs): on adult-train with Dewri et al.'s 8 QIs and occupation sensitive, all 17 920
-nodes (25.7 million classes, 72.3 million sensitive pairs) take 3.9–4.5 s in batches
-(220–250 µs per node; the largest steps: merge 0.9 s, classes 0.8 s, sort, lift and
-pairs 0.5 s each, node ids 0.4 s), against 11 s node by node with roll-up and 24 s
-directly; with income as the label and 7 QIs, 8 960 nodes in 3.0–3.5 s; a 1 000 000-
-record resample of adult-train takes 0.35 s to set up and the same time per lattice, at
-a peak RSS of 0.7 GB (the data frame included).
+Measured (``python benchmarks/bench_lattice.py --repeat 3``, best of 3, on the 2-core
+machine shared with other jobs; in the same run node-by-node roll-up took 13.5 s and
+direct evaluation 30 s): adult-train with Dewri et al.'s 8 QIs and occupation
+sensitive, all 17 920 nodes (25.7 million classes, 72.3 million sensitive pairs) in
+4.2 s = 233 µs per node (``reuse=True``: 4.0 s; 3.5 s in a quieter run); steps: merge
+1.0, classes 0.8, sort 0.6, lift 0.5, pairs 0.5, node ids 0.4, gather 0.2 s; with
+income as the class label and 7 QIs, 8 960 nodes in 3.4 s (pairs 1.4 s: the label
+counts); a 1 000 000-record resample of adult-train sets up in 0.34 s and sweeps its
+lattice in 4.4 s at a peak RSS of 0.72 GB (0.47 GB of it the data frames).  Issue 7
+asks ≤ 2 s for this part; what remains is the per-item cost, some 25 numpy passes over
+79 million source items.
 
 References
 ----------
@@ -109,7 +112,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from sdceval.core.errors import SdcevalError
+from sdceval.core.errors import SdcevalError, plain
 from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.lattice import Lattice
 
@@ -458,9 +461,17 @@ class NodeEngine:
         else:
             key, space = self._keys(levels, ids)
             inverse, first, uniq = group_keys(key, space)
-        n_cls = len(uniq)
+        return self._finish(levels, inverse, uniq if packed is not None else None,
+                            ids[:, first], sizes, pair_item, pair_value, pair_count)
+
+    def _finish(self, levels, inverse, uniq, first_ids, sizes, pair_item, pair_value,
+                pair_count):
+        """The `ClassTable` of items grouped into classes (``inverse``; ``uniq`` the
+        sorted packed class keys or None; ``first_ids`` the classes' node ids) and the
+        class of each item."""
+        n_cls = len(first_ids[0]) if len(first_ids) else int(inverse.max(initial=-1)) + 1
         out_sizes = _sum_by(inverse, sizes, n_cls)
-        table = dict(keys=uniq if packed is not None else None, _ids=ids[:, first])
+        table = dict(keys=uniq, _ids=first_ids)
         levels = tuple(int(v) for v in levels)
         if pair_item is None:
             return ClassTable(levels, out_sizes, None, None, None, 0, _engine=self,
@@ -555,9 +566,58 @@ class NodeEngine:
 
     def _rollup(self, source: ClassTable, levels: tuple) -> ClassTable:
         """The table of ``levels`` from the table of a more specific node."""
+        values = source._values or (None, None, None)
+        if self._packed and source.keys is not None:
+            small = 1
+            for i, lv in enumerate(levels):
+                small *= self._n_nodes[i][lv]
+            if not small <= _COUNT_SLACK * source.n_classes + _COUNT_MIN < self._space:
+                return self._rollup_sorted(source, levels, values)
+            return self._rollup_counted(source, levels, values, small)
         ids, packed = self._lift_ids(source, levels, keys=self._packed)
-        return self._reduce(levels, ids, packed, source.sizes,
-                            *(source._values or (None, None, None)))[0]
+        return self._reduce(levels, ids, packed, source.sizes, *values)[0]
+
+    def _rollup_counted(self, source: ClassTable, levels: tuple, values, small: int
+                        ) -> ClassTable:
+        """Roll-up grouped by counting over the node's own (small) mixed-radix key
+        space; rows of node ids are lifted one by one (the unlifted ones are the
+        source's, not copied), and the packed keys of the classes only are rebuilt."""
+        src = source.node_ids
+        rows = [src[i] if a == b else self._lift[i][a][b][src[i]]
+                for i, (a, b) in enumerate(zip(source.levels, levels))]
+        key = None
+        for i, row in enumerate(rows):
+            radix = self._n_nodes[i][levels[i]]
+            if radix == 1:
+                continue
+            key = row.astype(np.int64) if key is None else np.add(key * radix, row)
+        if key is None:
+            key = np.zeros(source.n_classes, dtype=np.int64)
+        inverse, first, _ = group_keys(key, small)
+        ids = np.stack([row[first] for row in rows])
+        uniq = self._stride @ ids.astype(np.int64)
+        return self._finish(levels, inverse, uniq, ids, source.sizes, *values)[0]
+
+    def _rollup_sorted(self, source: ClassTable, levels: tuple, values) -> ClassTable:
+        """Roll-up grouped by sorting the packed keys: only the lifted QIs' key digits
+        change (one lookup each on the source's node ids) and only the classes'
+        representatives get new node ids, so nothing of size d × C is copied (the
+        single-node path of the searches)."""
+        src = source.node_ids
+        key = None
+        lifted = []
+        for i, (a, b) in enumerate(zip(source.levels, levels)):
+            if a != b:
+                shift = self._shift[i][a][b][src[i]]
+                key = source.keys + shift if key is None else np.add(key, shift, out=key)
+                lifted.append((i, a, b))
+        if key is None:
+            key = source.keys
+        inverse, first, uniq = group_keys(key, self._space)
+        ids = src[:, first]
+        for i, a, b in lifted:
+            ids[i] = self._lift[i][a][b][ids[i]]
+        return self._finish(levels, inverse, uniq, ids, source.sizes, *values)[0]
 
     # -- public -------------------------------------------------------------------------
     def classes(self, levels: Sequence[int], rollup: bool = True) -> ClassTable:
@@ -652,7 +712,7 @@ class NodeEngine:
     # -- batches --------------------------------------------------------------------------
     def batches(self, nodes=None, max_classes: int = BATCH_CLASSES,
                 state_bytes: int = STATE_BYTES, reuse: bool = False) -> Iterator[ClassBatch]:
-        """The class tables of many nodes as `ClassBatch`\\ es (module docstring, "Batches").
+        """The class tables of many nodes as `ClassBatch` batches (module docstring, "Batches").
 
         Parameters
         ----------
@@ -660,7 +720,9 @@ class NodeEngine:
             The nodes (one level per QI); repeated nodes are evaluated once.  Default:
             every node of the lattice.
         max_classes : int
-            Most classes in one batch (a node with more is a batch of its own).
+            Most classes in one batch, counted as the engine's items — one per (class,
+            sensitive code, label code) present — so that it bounds the pairs too; a
+            node with more is a batch of its own.
         state_bytes : int
             Most bytes of item keys kept from one height for the next (the nodes over it
             roll up from the distinct rows).
@@ -678,11 +740,11 @@ class NodeEngine:
         if isinstance(max_classes, bool) or not isinstance(max_classes, (int, np.integer)) \
                 or max_classes < 1:
             raise SdcevalError(f"node engine: max_classes must be an integer >= 1, got "
-                               f"{max_classes!r}")
+                               f"{plain(max_classes)!r}")
         if isinstance(state_bytes, bool) or not isinstance(state_bytes, (int, np.integer)) \
                 or state_bytes < 0:
             raise SdcevalError(f"node engine: state_bytes must be an integer >= 0, got "
-                               f"{state_bytes!r}")
+                               f"{plain(state_bytes)!r}")
         lat = self.lattice
         lat._need_ids()
         if nodes is None:
@@ -780,12 +842,17 @@ class NodeEngine:
                 continue
             t0 = time.perf_counter()
             plan = self._plan(targets, state)
-            # the items of this height go to one of two buffers of the budget's size,
-            # used by every other height: only the pages written are ever mapped, and
-            # each once
-            if pool[h % 2] is None:
-                pool[h % 2] = np.empty(state_bytes // 8, dtype=np.int64)
-            new_state = _State(pool[h % 2])
+            # the items of this height go to one of two buffers, each used by every
+            # other height (so its pages are mapped once, not per height), grown by
+            # doubling up to the budget
+            need = min(int(plan["lens"].sum()), state_bytes // 8)
+            buf = pool[h % 2]
+            if buf is None or len(buf) < need:
+                have = 0 if buf is None else len(buf)
+                pool[h % 2] = buf = None  # let the old one go first
+                buf = pool[h % 2] = np.empty(min(max(need, 2 * have), state_bytes // 8),
+                                             dtype=np.int64)
+            new_state = _State(buf)
             self._tick("plan", t0)
             for lo, hi in _chunks(plan["lens"], chunk_items):
                 keys, bounds = self._roll_keys(plan, lo, hi, state, scratch, new_state)
@@ -856,7 +923,7 @@ class NodeEngine:
         self._lift_items(ks, nb, plan, lo, hi, scratch)
         t0 = self._tick("lift", t0)
         # a stable sort (timsort) of every target's items: the lift leaves them in
-        # sorted runs (see `_order_items`), which timsort finds and merges
+        # sorted runs (module docstring, "Batches"), which timsort finds and merges
         for a, b in zip(nb[:-1].tolist(), nb[1:].tolist()):
             ks[a:b].sort(kind="stable")
         self._tick("sort", t0)

@@ -61,6 +61,7 @@ import numpy as np
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import cell_loss
+from sdceval.lattice import class_stats
 from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.suppression import Outcome, SuppressionRule
 
@@ -209,14 +210,37 @@ def _classes(batch, outcome, ctx):
     return batch.node_sum(outcome.kept.astype(np.float64))
 
 
+def _l_per_class(batch, variant):
+    if variant == "distinct":
+        return class_stats.distinct(batch)
+    if variant == "probabilistic":
+        return batch.sizes / class_stats.largest_count(batch)
+    return np.exp(class_stats.entropy(batch))
+
+
+def _fewest_values(batch, outcome):
+    """Per node: the fewest distinct sensitive values of a kept class (S + 1 when no
+    class is kept)."""
+    return batch.memo(("fewest", id(outcome)), lambda: batch.node_min(
+        np.where(outcome.kept, batch.pair_per_class, batch.n_sensitive + 1)))
+
+
 def _l_objective(variant):
     def fn(batch, outcome, ctx):
         from sdceval.privacy import LDiversity
-        model = LDiversity(1.0, variant)
-        per = model.value(batch.sensitive_matrix(), ctx.table_dist)
-        whole = float(model.value(ctx.table_counts[None, :],
-                                  ctx.table_dist)[0])
-        return _per_class_min(batch, outcome, per, whole)
+        whole = float(LDiversity(1.0, variant).value(ctx.table_counts[None, :],
+                                                     ctx.table_dist)[0])
+        # a kept class with one sensitive value has ℓ = 1 in every variant, the least
+        # possible: only the other nodes need the per-class values
+        pure = _fewest_values(batch, outcome) <= 1
+        out = np.ones(batch.n_nodes)
+        rest = ~pure
+        if rest.any():
+            sub = batch.subset(rest)
+            kept = outcome.kept[batch.class_mask(rest)]
+            v = sub.node_min(np.where(kept, _l_per_class(sub, variant), np.inf))
+            out[rest] = np.where(np.isfinite(v), v, whole)
+        return out
     return fn
 
 
@@ -227,14 +251,40 @@ for _v, _desc in (("distinct", "distinct sensitive values"),
               needs=("sensitive",), integer=_v == "distinct")(_l_objective(_v))
 
 
+def _t_per_class(batch, ctx, distance):
+    Q = ctx.table_dist
+    if distance == "js":
+        return class_stats.js(batch, Q)
+    model = ctx.t_model("emd")
+    if model.ground == "ordered":
+        return class_stats.dense_chunks(batch, lambda c: model.value(c, Q))
+    if model.ground == "hierarchical":
+        return class_stats.emd_hierarchical(batch, Q, ctx.sensitive_hierarchy.node_of)
+    # equal ground distance: the one-level hierarchy
+    return class_stats.emd_hierarchical(
+        batch, Q, [np.arange(len(Q)), np.zeros(len(Q), dtype=np.int64)])
+
+
+def _delta(batch, outcome, ctx):
+    """A kept class lacking a value of the table has δ = ∞, so only nodes whose kept
+    classes all have every value need the per-class values."""
+    n_values = int((ctx.table_dist > 0).sum())
+    fewest = _fewest_values(batch, outcome)
+    out = np.where(fewest > batch.n_sensitive, 0.0, np.inf)  # nothing kept: the '*' class
+    full = fewest == n_values
+    if full.any():
+        sub = batch.subset(full)
+        kept = outcome.kept[batch.class_mask(full)]
+        v = sub.node_max(np.where(kept, class_stats.delta(sub, ctx.table_dist), -np.inf))
+        out[full] = v
+    return out
+
+
 def _distance_objective(kind):
     def fn(batch, outcome, ctx):
         if kind == "delta":
-            from sdceval.privacy import DeltaDisclosure
-            model = DeltaDisclosure(1.0)
-        else:
-            model = ctx.t_model("js" if kind == "t_js" else "emd")
-        per = model.value(batch.sensitive_matrix(), ctx.table_dist)
+            return _delta(batch, outcome, ctx)
+        per = _t_per_class(batch, ctx, "js" if kind == "t_js" else "emd")
         return _per_class_max(batch, outcome, per, 0.0)
     return fn
 
@@ -261,13 +311,13 @@ def _s_l(batch, outcome, ctx):
     return _kept_sum(batch, outcome, sq)
 
 
-def _class_loss(batch, ctx) -> np.ndarray:
-    """Σ_q loss_q of every class's cells (its node ids at its node's levels): one
-    gather per QI from the QI's flat table of all levels' losses."""
-    out = np.zeros(batch.n_classes)
-    lv = batch.levels[batch.node_of_class]
+def _class_loss(batch, ctx, which: np.ndarray) -> np.ndarray:
+    """Σ_q loss_q of the cells of the classes ``which`` (a mask; their node ids at
+    their node's levels): one gather per QI from its flat table of all levels' losses."""
+    lv = batch.levels[batch.node_of_class[which]]
+    out = np.zeros(len(lv))
     for q, (flat, offs) in enumerate(ctx.flat_cell_losses):
-        out += flat[offs[lv[:, q]] + batch.node_ids[q]]
+        out += flat[offs[lv[:, q]] + np.asarray(batch.node_ids[q])[which]]
     return out
 
 
@@ -279,8 +329,19 @@ def _glm_bound(ctx):
            "Iyengar's cell loss, suppressed records 1 per QI",
            monotone=_loss_monotone, bound=_glm_bound)
 def _glm(batch, outcome, ctx):
-    per = _class_loss(batch, ctx) * batch.sizes
-    return _kept_sum(batch, outcome, per) + ctx.d * outcome.suppressed
+    return batch.memo(("glm", id(outcome)), lambda: _glm_total(batch, outcome, ctx))
+
+
+def _glm_total(batch, outcome, ctx):
+    # every record's loss at the node's levels is a per-level total; only the
+    # suppressed classes (few) need their own losses, replaced by d per record
+    total = _glm_bound(ctx)[np.arange(ctx.d), batch.levels].sum(axis=1)
+    sup = ~outcome.kept
+    if sup.any():
+        sub = _class_loss(batch, ctx, sup) * batch.sizes[sup]
+        total = total - np.bincount(batch.node_of_class[sup], weights=sub,
+                                    minlength=batch.n_nodes)
+    return total + ctx.d * outcome.suppressed
 
 
 @_register("glm_normalized", "min", "glm / (N · d), in [0, 1]", monotone=_loss_monotone,
@@ -293,10 +354,20 @@ def _glm_normalized(batch, outcome, ctx):
            "not their class's majority, plus the suppressed", needs=("label",),
            monotone=_loss_monotone, integer=True)
 def _cm(batch, outcome, ctx):
-    top = np.zeros(batch.n_classes)
+    return batch.memo(("cm", id(outcome)), lambda: _cm_count(batch, outcome, ctx))
+
+
+def _cm_count(batch, outcome, ctx):
     if batch.label_class is None:
         batch.label_matrix()  # raises the message
-    np.maximum.at(top, batch.label_class, batch.label_count.astype(np.float64))
+    if not batch.n_classes:
+        return np.zeros(batch.n_nodes)
+    # label pairs are sorted by class and every class has one: the majority count is a
+    # maximum over each class's run
+    per = np.bincount(batch.label_class, minlength=batch.n_classes)
+    starts = np.zeros(batch.n_classes, dtype=np.int64)
+    np.cumsum(per[:-1], out=starts[1:])
+    top = np.maximum.reduceat(batch.label_count, starts).astype(np.float64)
     return _kept_sum(batch, outcome, batch.sizes - top) + outcome.suppressed
 
 

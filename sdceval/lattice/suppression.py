@@ -42,6 +42,8 @@ from sdceval.core.errors import SdcevalError, suggest
 from sdceval.lattice.batch import ClassBatch
 
 RULES = ("dewri", "arx")
+#: largest nodes × (η + 1) histogram of Dewri's rule on a batch (else one sort)
+_HISTOGRAM_CELLS = 1 << 24
 
 
 def limit_records(limit: float, n: int, parameter: str = "max_suppression") -> int:
@@ -148,6 +150,37 @@ class DewriRule(SuppressionRule):
         sizes = batch.sizes
         if batch.n_nodes == 1:
             return self._one(batch, models, table_dist, eta)
+        if batch.n_nodes * (eta + 1) <= _HISTOGRAM_CELLS:
+            s_star = self._by_histogram(batch, eta)
+        else:
+            s_star = self._by_sorting(batch, eta)
+        kept = sizes >= s_star[batch.node_of_class]
+        sat = class_satisfied(batch, models, table_dist)
+        suppressed = batch.node_sum(np.where(kept, 0, sizes)).astype(np.int64)
+        bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
+        return Outcome(kept, suppressed, ~bad, s_star, sat)
+
+    @staticmethod
+    def _by_histogram(batch, eta: int) -> np.ndarray:
+        """``s*`` per node from ``R(s)`` for ``s ≤ η`` (a node × size histogram of the
+        records in small classes); past ``η`` it is the smallest larger class, whose
+        own records already exceed ``η``; with no larger class, the largest class."""
+        sizes, node, m = batch.sizes, batch.node_of_class, batch.n_nodes
+        small = sizes <= eta
+        hist = np.bincount(node[small] * (eta + 1) + sizes[small],
+                           weights=sizes[small].astype(np.float64),
+                           minlength=m * (eta + 1)).reshape(m, eta + 1)
+        over = np.cumsum(hist, axis=1) > eta
+        first = np.where(over.any(axis=1), over.argmax(axis=1), -1)
+        big = batch.node_min(np.where(small, np.inf, sizes))
+        largest = batch.node_max(sizes)
+        return np.where(first >= 0, first,
+                        np.where(np.isfinite(big), big, largest)).astype(np.int64)
+
+    @staticmethod
+    def _by_sorting(batch, eta: int) -> np.ndarray:
+        """``s*`` per node by sorting each node's class sizes."""
+        sizes = batch.sizes
         node = batch.node_of_class
         order = np.lexsort((sizes, node))
         ss = sizes[order]
@@ -166,11 +199,7 @@ class DewriRule(SuppressionRule):
         pick = np.where(first < len(ss), first, last)
         s_star = np.zeros(batch.n_nodes, dtype=np.int64)
         s_star[nonempty] = ss[pick[nonempty]]
-        kept = sizes >= s_star[node]
-        sat = class_satisfied(batch, models, table_dist)
-        suppressed = batch.node_sum(np.where(kept, 0, sizes)).astype(np.int64)
-        bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
-        return Outcome(kept, suppressed, ~bad, s_star, sat)
+        return s_star
 
     def _one(self, batch, models, table_dist, eta):
         """`apply` for a batch of one node (the search's case): one sort of its sizes."""
