@@ -361,3 +361,45 @@ def test_entropy_bad_input():
         entropy.of_levels([1, 0, 0])
     with pytest.raises(SdcevalError, match=r"gs_factor must be in \[0, 1\]"):
         EntropyTables(ds, engine.qis, gs_factor=1.5)
+
+
+# -- the package's optimal search finds ARX's optimum ---------------------------------------
+def _package_model(model):
+    """The `sdceval.privacy` model of a case (not this file's private checks)."""
+    from sdceval.privacy import make_model
+    if model[0] == "k":
+        return make_model("k", k=model[1])
+    if model[0] == "entropy":
+        return make_model("l", l=model[1], variant="entropy")
+    return make_model("cl", c=model[1], l=model[2])
+
+
+def _slow_unless_pruned(case):
+    # models that are not monotone under suppression (entropy ℓ, recursive (c,ℓ)) with
+    # a suppression limit, and the non-monotonic metric with one, are checked over most
+    # of the 4 320 nodes: seconds each
+    model, s, monotonic = case[:3]
+    slow = s > 0 and (model[0] != "k" or not monotonic)
+    return pytest.param(case, marks=pytest.mark.slow) if slow else case
+
+
+@pytest.mark.parametrize("case", [_slow_unless_pruned(c) for c in K_CASES + L_CASES],
+                         ids=lambda c: f"{c[0][0]}{c[0][-1]}-s{c[1]}-{'m' if c[2] else 'nm'}")
+def test_optimal_search_finds_arx_optimum(arx9, arx8, case):
+    """`optimal` with the package's models, ARX's rule and ARX's metric returns ARX's
+    node and loss (or, where ARX has no solution, says none is feasible), each
+    the unique optimum (no ties)."""
+    from sdceval.lattice.search import LatticeProblem, optimal
+    model, s, monotonic, node, loss = case
+    ds, engine, _ = arx9 if len(case[3] or ()) == 9 or case in K_CASES else arx8
+    problem = LatticeProblem(ds, [_package_model(model)], rule="arx", limit=s,
+                             engine=engine)
+    metric = "nu_entropy" if monotonic else "nu_entropy_nm"
+    if node is None:
+        with pytest.raises(SdcevalError, match="no node satisfies"):
+            optimal(problem, metric, progress=False)
+        return
+    res = optimal(problem, metric, progress=False)
+    assert res.levels == node and res.ties == [node]
+    assert res.value == pytest.approx(loss, rel=1e-12, abs=0)
+    assert res.checked < engine.lattice.size

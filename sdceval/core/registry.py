@@ -280,6 +280,16 @@ def check_signature(what: str, name: str, func: Callable, params: Iterable[Param
 
 
 # -- specifications -----------------------------------------------------------------------
+
+def param_named(params, name: str, owner: str) -> "Param":
+    """The parameter ``name`` of ``params``, or a `SdcevalError` naming ``owner`` (e.g.
+    "method 'mdav'") and the closest name."""
+    for p in params:
+        if p.name == name:
+            return p
+    raise SdcevalError(f"{owner} has no parameter {name!r}."
+                       f"{suggest(name, [p.name for p in params])}")
+
 @dataclass(frozen=True)
 class MethodSpec:
     """A registered anonymization method."""
@@ -319,11 +329,7 @@ class MethodSpec:
                            f"with {params or 'its defaults'}")
 
     def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise SdcevalError(f"method {self.name!r} has no parameter {name!r}."
-                           f"{suggest(name, [p.name for p in self.params])}")
+        return param_named(self.params, name, f"method {self.name!r}")
 
     def resolve(self, params: dict | None, n: int | None = None) -> dict:
         return _resolve(f"method {self.name!r}", self.params, params, n)

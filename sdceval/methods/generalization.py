@@ -424,13 +424,14 @@ def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
 
 def search_node(dataset, models: Sequence, rule: str = "dewri",
                 max_suppression: float = 0.01, metric: str = "glm",
-                progress: bool | None = None):
+                progress: bool | None = None, engine=None):
     """The optimal node (`sdceval.lattice.search.optimal`): the feasible node with the
     best ``metric`` under ``models`` and the suppression rule.  Returns
-    ``(levels, SearchResult)``."""
+    ``(levels, SearchResult)``.  ``engine``: a `NodeEngine` of ``dataset`` to reuse."""
     from sdceval.lattice.search import LatticeProblem, optimal
 
-    problem = LatticeProblem(dataset, models, rule=rule, limit=max_suppression)
+    problem = LatticeProblem(dataset, models, rule=rule, limit=max_suppression,
+                             engine=engine)
     result = optimal(problem, metric, progress=progress)
     return result.levels, result
 
@@ -500,14 +501,18 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
             "generalization: give either levels (a lattice node) or a privacy model "
             "(k=..., or model=l/t/delta/cl with its threshold) to search the optimal "
             "node, not both")
+    from sdceval.lattice import NodeEngine
+
     models: list = []
     search = None
+    qi_heights(dataset)  # a data set without QIs: the method's own message
+    engine = NodeEngine(dataset)
     if wants_search:
         models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
                               distance=distance, ground=ground, delta=delta, c=c,
                               owner="generalization")
         node_levels, result = search_node(dataset, models, suppression_rule,
-                                          max_suppression, metric)
+                                          max_suppression, metric, engine=engine)
         search = {"metric": metric, "value": result.value,
                   "ties": [list(v) for v in result.ties],
                   "nodes_checked": result.checked, "lattice_size": result.lattice_size,
@@ -515,7 +520,8 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
                   "models": [m.describe() for m in models]}
     else:
         node_levels = parse_levels(dataset, levels)
-    node = rule_node(dataset, node_levels, suppression_rule, max_suppression, models)
+    node = rule_node(dataset, node_levels, suppression_rule, max_suppression, models,
+                     engine=engine)
     release = node_release(dataset, node)
     release.info["rule"] = suppression_rule
     if search is not None:

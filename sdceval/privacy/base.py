@@ -56,7 +56,7 @@ from typing import ClassVar
 import numpy as np
 
 from sdceval.core.errors import SdcevalError, plain, suggest
-from sdceval.core.registry import Param, RegistrationError
+from sdceval.core.registry import Param, RegistrationError, param_named
 
 # tolerance for comparing an achieved level with a threshold given as a decimal
 # (ℓ = 4.1 must accept a class with n/max = 4.1 computed in floating point)
@@ -107,11 +107,7 @@ class PrivacyModel:
     # -- parameters ---------------------------------------------------------------------
     @classmethod
     def param_spec(cls, name: str) -> Param:
-        for p in cls.params:
-            if p.name == name:
-                return p
-        raise SdcevalError(f"privacy model {cls.name!r} has no parameter {name!r}."
-                           f"{suggest(name, [p.name for p in cls.params])}")
+        return param_named(cls.params, name, f"privacy model {cls.name!r}")
 
     def check_param(self, name: str, value):
         """``value`` coerced and checked against the declared `Param` (type, bounds,
