@@ -417,6 +417,7 @@ class NodeEngine:
         self._slot_table: list = [None] * cap
         self._slot_of: dict = {}
         self._free = list(range(cap - 1, -1, -1))  # empty slots, lowest on top
+        self._high_water = 0  # slots below this index have been used
         self._cached_bytes = 0
         self._clock = 0
         self.stats = {"direct": 0, "rollup": 0, "hits": 0}
@@ -655,8 +656,10 @@ class NodeEngine:
         if source is not self.bottom:
             self._slot_used[self._slot_of[source.levels]] = self._clock
         elif self._slot_of:
-            below = (self._slot_levels <= lv).all(axis=1)
-            cand = np.where(below, self._slot_classes, _EMPTY)
+            # only the slots ever filled (the free list hands out the lowest first)
+            hw = self._high_water
+            below = (self._slot_levels[:hw] <= lv).all(axis=1)
+            cand = np.where(below, self._slot_classes[:hw], _EMPTY)
             best = int(np.argmin(cand))
             if cand[best] < source.n_classes:
                 source = self._slot_table[best][0]
@@ -675,6 +678,7 @@ class NodeEngine:
             used = np.where(self._slot_classes == _EMPTY, _EMPTY, self._slot_used)
             self._evict(int(np.argmin(used)))
         slot = self._free.pop()
+        self._high_water = max(self._high_water, slot + 1)
         self._slot_levels[slot] = lv
         self._slot_classes[slot] = table.n_classes
         self._slot_used[slot] = self._clock

@@ -606,13 +606,19 @@ def _flash(s: _Search, tags: _Tags, chunk: int = 1 << 16) -> None:
     if terms is not None and lat.size <= BOUND_FIRST_NODES:
         b = _nd_sum(lat, terms)
         s._step = terms.tolist()
-        for start in np.argsort(b, kind="stable"):
-            if b[start] > s.best + s.tol:
+        order = np.argsort(b, kind="stable")
+        for lo in range(0, len(order), 256):
+            # the untagged nodes of the next slice, in bound order (tags and the best
+            # value change as paths are searched, so each is looked at again below)
+            part = order[lo:lo + 256]
+            if b[part[0]] > s.best + s.tol:
                 return
-            start = int(start)
-            if not (feas[start] or infeas[start]):
-                cur = [(start // strides[q]) % radices[q] for q in range(d)]
-                _path(s, tags, start, cur, None)
+            for start in part[~(feas[part] | infeas[part])].tolist():
+                if b[start] > s.best + s.tol:
+                    return
+                if not (feas[start] or infeas[start]):
+                    cur = [(start // strides[q]) % radices[q] for q in range(d)]
+                    _path(s, tags, start, cur, None)
         return
     terms = None if terms is None else terms.tolist()
     s._step = terms
