@@ -13,8 +13,7 @@ sensitive.  Prints, for the whole lattice:
   nodes, label counts tracked);
 * node by node (`NodeEngine.classes`): evaluated directly from the distinct rows
   (``rollup=False``) and with roll-up in a breadth-first sweep (fresh engine, LRU
-  cache of ``--cache-mib``), per-node times, and for reference the existing
-  `methods.generalization.node_classes` on a sample of nodes;
+  cache of ``--cache-mib``), per-node times; the per-record classes of one node;
 * in a child process started first (so that its peak RSS is its own): a 1 000 000-record
   resample of adult-train (``rng.choice`` of its rows, seed 0), 8 QIs: engine set-up, a
   few nodes, the whole lattice in batches, and the peak resident set size
@@ -37,7 +36,6 @@ import numpy as np
 import sdceval
 from sdceval import Dataset
 from sdceval.lattice import NodeEngine
-from sdceval.methods.generalization import node_classes
 
 QIS = ["age", "workclass", "education", "marital-status", "race", "sex", "native-country",
        "income"]
@@ -168,23 +166,13 @@ def main():
               f"{stats['direct']} from the distinct rows; {cached} tables cached at the "
               f"end, {nbytes / 2**20:.0f} MiB)")
 
-    # per-record class ids of one node (what a release needs) and the old path
+    # per-record class ids of one node (what a release needs)
     e = NodeEngine(ds)
     table = e.classes((1, 1, 1, 1, 0, 0, 1, 0))
     t0 = time.perf_counter()
     e.record_classes(table)
     print(f"per-record class ids of one node (lazy row_class + one gather): "
           f"{(time.perf_counter() - t0) * 1e3:.2f} ms")
-    rng = np.random.default_rng(0)
-    sample = bfs[rng.choice(len(bfs), 200, replace=False)]
-    node_classes(ds, sample[0])
-    t0 = time.perf_counter()
-    for levels in sample:
-        node_classes(ds, levels)
-    old = (time.perf_counter() - t0) / len(sample)
-    print(f"for reference, methods.generalization.node_classes on the records: "
-          f"{old * 1e6:.0f} µs/node on 200 random nodes "
-          f"(x {lat.size} = {old * lat.size:.1f} s)")
     print(million_output, end="")
 
 

@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 import sdceval
 from sdceval import Dataset, Hierarchy, Schema, SdcevalError, load_dataset
 from sdceval.lattice import Lattice
-from sdceval.methods.generalization import (distinct_rows, evaluate_node, lattice_size,
-                                            node_classes, parse_levels, rule_node,
-                                            search_node, suppression_threshold)
+from sdceval.methods.generalization import (evaluate_node, lattice_size, parse_levels,
+                                            rule_node, search_node, suppression_threshold)
 
 # class sizes 1, 1, 2, 3, 3, 5 at the bottom node: |E_1| = 2, |E_2| = 2, |E_3| = 6,
 # |E_4| = 0, |E_5| = 5, N = 15
@@ -254,29 +253,47 @@ def test_numeric_qi_without_hierarchy_uses_automatic_intervals():
     assert ((lo <= code) & (code <= hi)).all() and rel.info["k"] > 1
 
 
-def test_node_helpers_agree():
-    ds = small_dataset()
-    rows = distinct_rows(ds)
-    assert rows.counts.sum() == ds.n
-    for levels in [(0, 0, 0), (1, 2, 0), (4, 2, 1)]:
-        classes, sizes = node_classes(ds, levels)
-        r_classes, r_sizes = node_classes(ds, levels, rows)
-        assert (np.sort(sizes) == np.sort(r_sizes)).all()
-        assert (sizes[classes] == r_sizes[r_classes][rows.inverse]).all()
-    node = evaluate_node(ds, (1, 1, 0), 0.05, cells=False)
-    assert node.cells is None and node.sizes.sum() == ds.n
+def reference_node(ds, levels, eta_frac):
+    """Dewri's rule on the records, with pandas and a plain loop over class sizes:
+    (classes, sizes, suppressed, cells, k) as `Node` holds them (kept classes in order
+    of their node ids, QI by QI; the suppressed records one last class)."""
+    qis = ds.schema.qis
+    gen = pd.DataFrame({q: ds.hierarchy(q).node_of[lv][ds.codes(q)]
+                        for q, lv in zip(qis, levels)})
+    raw = gen.groupby(qis, sort=True).ngroup().to_numpy()
+    sizes = np.bincount(raw)
+    eta = eta_frac * ds.n if eta_frac < 1 else eta_frac
+    k = None
+    for s in np.unique(sizes):  # smallest s with R(s) > η, else the largest
+        if sizes[sizes <= s].sum() > eta:
+            k = int(s)
+            break
+    k = int(sizes.max()) if k is None else k
+    keep = sizes >= k
+    supp = ~keep[raw]
+    relabel = np.where(keep, np.cumsum(keep) - 1, keep.sum())
+    out_sizes = np.r_[sizes[keep], [sizes[~keep].sum()] if supp.any() else []]
+    cells = {}
+    for q, lv in zip(qis, levels):
+        lo, hi = ds.hierarchy(q).generalize(ds.codes(q), lv)
+        lo, hi = np.where(supp, 0, lo), np.where(supp, ds.hierarchy(q).n_leaves - 1, hi)
+        cells[q] = (lo, hi)
+    return relabel[raw], out_sizes.astype(np.int64), supp, cells, k
 
 
 @pytest.mark.parametrize("eta", [0, 1, 3, 0.05, 0.3, 400])
-def test_rule_node_equals_the_reference_evaluate_node(eta):
+def test_rule_node_and_evaluate_node_equal_the_reference(eta):
     ds = small_dataset()
     for levels in Lattice.of(ds).nodes():
-        a, b = evaluate_node(ds, levels, eta), rule_node(ds, levels, "dewri", eta)
-        assert (a.suppressed == b.suppressed).all() and a.k == b.k
-        assert (a.classes == b.classes).all() and (a.sizes == b.sizes).all()
-        for q in ds.schema.qis:
-            assert (a.cells[q][0] == b.cells[q][0]).all()
-            assert (a.cells[q][1] == b.cells[q][1]).all()
+        classes, sizes, supp, cells, k = reference_node(ds, levels, eta)
+        for node in (evaluate_node(ds, levels, eta), rule_node(ds, levels, "dewri", eta)):
+            assert (node.suppressed == supp).all() and node.k == k
+            assert (node.classes == classes).all() and (node.sizes == sizes).all()
+            for q in ds.schema.qis:
+                assert (node.cells[q][0] == cells[q][0]).all()
+                assert (node.cells[q][1] == cells[q][1]).all()
+    node = evaluate_node(ds, (1, 1, 0), 0.05, cells=False)
+    assert node.cells is None and node.sizes.sum() == ds.n
 
 
 def test_arx_rule_suppresses_exactly_the_violating_classes():

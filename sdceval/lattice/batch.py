@@ -88,18 +88,17 @@ class ClassBatch:
     def pair_starts(self) -> np.ndarray:
         """Index of every class's first sensitive pair (pairs are sorted by class and
         every class has at least one)."""
-        out = np.zeros(self.n_classes, dtype=np.int64)
-        np.cumsum(self.pair_per_class[:-1], out=out[1:])
-        return out
+        return _run_starts(self.pair_per_class)
+
+    @cached_property
+    def label_starts(self) -> np.ndarray:
+        """Index of every class's first class-label pair (as `pair_starts`)."""
+        return _run_starts(np.bincount(self.label_class, minlength=self.n_classes))
 
     @cached_property
     def pair_share(self) -> np.ndarray:
         """``p`` of every sensitive pair: its count over its class's size."""
         return self.pair_count / self.sizes[self.pair_class].astype(np.float64)
-
-    @property
-    def classes_per_node(self) -> np.ndarray:
-        return np.diff(self.offsets)
 
     def node_sum(self, per_class: np.ndarray) -> np.ndarray:
         """Σ of a per-class array over each node's classes, shape (m,), float64."""
@@ -189,6 +188,13 @@ class ClassBatch:
         return cls(levels, offsets, sizes, node_ids, pc, pv, pn,
                    int(tables[0].n_sensitive), lc, lv, ln,
                    int(getattr(tables[0], "n_labels", 0) or 0))
+
+
+def _run_starts(per_class: np.ndarray) -> np.ndarray:
+    """Start of each class's run of pairs, from the number of pairs per class."""
+    out = np.zeros(len(per_class), dtype=np.int64)
+    np.cumsum(per_class[:-1], out=out[1:])
+    return out
 
 
 def _dense(cls_idx, value, count, n_rows, n_cols) -> np.ndarray:

@@ -39,15 +39,6 @@ _LN2 = float(np.log(2.0))
 _DENSE_CHUNK = 1 << 15
 
 
-def pair_starts(batch: ClassBatch) -> np.ndarray:
-    """Index of the first pair of every class (every class has at least one pair)."""
-    return batch.pair_starts
-
-
-def _pair_p(batch: ClassBatch) -> np.ndarray:
-    return batch.pair_share
-
-
 def _log_table(upto: int) -> np.ndarray:
     """``ln`` of 0..upto (``ln 0 = −inf``, never read): a gather from this small table
     is cheaper than a logarithm per pair."""
@@ -101,7 +92,7 @@ def delta(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
 
 def js(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
     q_all = np.asarray(table_dist, dtype=np.float64)
-    p = _pair_p(batch)
+    p = batch.pair_share
     q = q_all[batch.pair_value]
     m = p + q
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -123,7 +114,7 @@ def emd_hierarchical(batch: ClassBatch, table_dist: np.ndarray, ancestors) -> np
     if H < 1 or not n:
         return np.zeros(n)
     q_leaf = np.asarray(table_dist, dtype=np.float64)
-    p = _pair_p(batch)
+    p = batch.pair_share
     cls = batch.pair_class
     # leaves: every pair is its own node; the root: A_H = |1 − 1| = 0
     q = q_leaf[batch.pair_value]
@@ -149,7 +140,7 @@ def emd_hierarchical(batch: ClassBatch, table_dist: np.ndarray, ancestors) -> np
 def dense_chunks(batch: ClassBatch, fn) -> np.ndarray:
     """``fn(dense counts)`` over chunks of classes (the dense fallback)."""
     out = np.empty(batch.n_classes)
-    starts = pair_starts(batch)
+    starts = batch.pair_starts
     for lo in range(0, batch.n_classes, _DENSE_CHUNK):
         hi = min(lo + _DENSE_CHUNK, batch.n_classes)
         a = starts[lo]

@@ -173,17 +173,6 @@ def _loss_monotone(rule: SuppressionRule, models, n) -> bool:
     return not rule.suppresses(n)
 
 
-def _per_class_min(batch, outcome, per_class, whole):
-    """min over kept classes; the whole table's value when nothing is kept."""
-    v = batch.node_min(np.where(outcome.kept, per_class, np.inf))
-    return np.where(outcome_any_kept(batch, outcome), v, whole)
-
-
-def outcome_any_kept(batch, outcome) -> np.ndarray:
-    """Per node: some class is kept."""
-    return batch.node_sum(outcome.kept.astype(np.float64)) > 0
-
-
 def _per_class_max(batch, outcome, per_class, whole):
     """max over kept classes (+inf stays: δ of a class missing a value of the table);
     the whole table's value when nothing is kept."""
@@ -364,10 +353,7 @@ def _cm_count(batch, outcome, ctx):
         return np.zeros(batch.n_nodes)
     # label pairs are sorted by class and every class has one: the majority count is a
     # maximum over each class's run
-    per = np.bincount(batch.label_class, minlength=batch.n_classes)
-    starts = np.zeros(batch.n_classes, dtype=np.int64)
-    np.cumsum(per[:-1], out=starts[1:])
-    top = np.maximum.reduceat(batch.label_count, starts).astype(np.float64)
+    top = np.maximum.reduceat(batch.label_count, batch.label_starts).astype(np.float64)
     return _kept_sum(batch, outcome, batch.sizes - top) + outcome.suppressed
 
 

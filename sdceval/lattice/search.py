@@ -462,18 +462,18 @@ def optimal(problem: LatticeProblem, objective: str = "glm",
             raise SdcevalError(f"lattice: objective {objective!r} has no lower bound; "
                                "use strategy 'flash'")
         if use_bound:
-            best = _bound_first(s, tags, mono_F, bound)
+            _bound_first(s, tags, mono_F, bound)
         else:
             if mono_F:
                 _flash(s, tags)
                 if not tags.feas_flat.any():
                     raise _infeasible(problem, s)
-            best = _by_candidates(s, tags, mono_F, mono_f, bound)
+            _by_candidates(s, tags, mono_F, mono_f, bound)
         if not any(s.feasible.values()):
             raise _infeasible(problem, s)
-        ties = [i for i, v in s.values.items() if v <= best + _tol(best)]
+        ties = [i for i, v in s.values.items() if v <= s.best + s.tol]
         if mono_f:
-            ties = _walk_ties(s, ties, best)
+            ties = _walk_ties(s, ties)
     finally:
         s.bar.close()
     tie_levels = lat.decode(np.array(ties, dtype=np.int64))
@@ -502,7 +502,7 @@ def _nd_sum(lat, terms, dtype=np.float64) -> np.ndarray:
     return total.reshape(-1)
 
 
-def _bound_first(s: _Search, tags: _Tags, mono_F: bool, bound) -> float:
+def _bound_first(s: _Search, tags: _Tags, mono_F: bool, bound) -> None:
     """Every node in increasing order of the objective's lower bound (then height,
     id), until the bound exceeds the best value found; infeasibility tags skip nodes
     without evaluating them when feasibility is monotone (module docstring, 3)."""
@@ -510,23 +510,22 @@ def _bound_first(s: _Search, tags: _Tags, mono_F: bool, bound) -> float:
     b = _nd_sum(lat, bound(s.p.ctx))
     heights = _nd_sum(lat, [np.arange(r) for r in lat.radices.tolist()], np.int64)
     order = np.lexsort((heights, b))
-    best = np.inf
     for nid in order:
         nid = int(nid)
-        if b[nid] > best + _tol(best):
+        if b[nid] > s.best + s.tol:
             break
         if tags.infeas_flat[nid]:
             continue
         ok = s.check(nid)
         if mono_F:
             levels = lat.decode(nid)
-            tags.up(tags.feas, levels) if ok else tags.down(tags.infeas, levels)
-        if ok:
-            best = min(best, s.values[nid])
-    return best
+            if ok:
+                tags.up(tags.feas, levels)
+            else:
+                tags.down(tags.infeas, levels)
 
 
-def _by_candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> float:
+def _by_candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> None:
     """The objective on the candidates of `_candidates`, in increasing bound order
     when there is a bound, else by height; with a monotone objective a node above an
     evaluated feasible one is skipped."""
@@ -540,20 +539,17 @@ def _by_candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -
         order = np.lexsort((cand, cand_levels.sum(axis=1), b))
     else:
         order = np.lexsort((cand, cand_levels.sum(axis=1)))
-    best = min(s.values.values(), default=np.inf)
     for j in order:
         nid = int(cand[j])
-        if b is not None and b[j] > best + _tol(best):
+        if b is not None and b[j] > s.best + s.tol:
             break  # every later candidate's bound is at least this one's
         if mono_f and tags.dom_flat[nid]:
             continue
         if not s.check(nid):
             continue
-        best = min(best, s.values[nid])
         if mono_f:
             tags.up(tags.dom, cand_levels[j])
             tags.dom_flat[nid] = False
-    return best
 
 
 def _candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> np.ndarray:
@@ -568,8 +564,7 @@ def _candidates(s: _Search, tags: _Tags, mono_F: bool, mono_f: bool, bound) -> n
         if bound is not None and s.values:
             # the best value so far caps the bound: Σ_q terms[q, level_q] over the
             # lattice as a d-dimensional sum of broadcast vectors
-            best = min(s.values.values())
-            mask = mask.reshape(-1) & (_nd_sum(lat, bound(s.p.ctx)) <= best + _tol(best))
+            mask = mask.reshape(-1) & (_nd_sum(lat, bound(s.p.ctx)) <= s.best + s.tol)
         cand = np.flatnonzero(mask)
         if bound is None:
             check_exhaustive(lat, len(cand), "evaluated (feasible nodes; the objective "
@@ -632,7 +627,7 @@ def _flash(s: _Search, tags: _Tags, chunk: int = 1 << 16) -> None:
         start = pos + int(todo[0])
         cur = [(start // strides[q]) % radices[q] for q in range(d)]
         if terms is not None and (sum(t[v] for t, v in zip(terms, cur))
-                                  > s.best + _tol(s.best)):
+                                  > s.best + s.tol):
             tags.up(tags.feas, cur)
         else:
             # every node below ``start`` in id order is tagged already
@@ -692,7 +687,7 @@ def _path(s: _Search, tags: _Tags, start: int, cur: list, scanned_to) -> None:
         tags.up(tags.feas, path_levels[lo])
 
 
-def _walk_ties(s: _Search, ties: list, best: float) -> list:
+def _walk_ties(s: _Search, ties: list) -> list:
     """Tied nodes above the tied ones (module docstring): breadth-first up through
     feasible successors whose value is within the tie tolerance."""
     lat = s.lat
@@ -705,7 +700,7 @@ def _walk_ties(s: _Search, ties: list, best: float) -> list:
             if sid in seen:
                 continue
             seen.add(sid)
-            if s.check(sid) and s.values[sid] <= best + _tol(best):
+            if s.check(sid) and s.values[sid] <= s.best + s.tol:
                 ties.append(sid)
                 queue.append(sid)
     return ties

@@ -21,8 +21,8 @@ objectives (`sdceval.lattice.objectives`) charge them accordingly.
     suppressed records number at most ``⌊s·N⌋``.  Without models nothing is suppressed.
 
 ``limit`` (η or s) is a fraction of the N records if < 1, else a record count (so ``1``
-means one record), as `sdceval.methods.generalization.suppression_count`; both rules
-compare integer record counts with ``⌊limit⌋``.
+means one record; `limit_records`); both rules compare integer record counts with
+``⌊limit⌋`` (for Dewri's rule ``R > η`` and ``R > ⌊η⌋`` coincide on integer counts).
 
 Monotonicity (what the optimal search may prune with, `sdceval.lattice.search`): under
 ``arx`` feasibility is monotone under generalization when every model is
@@ -105,6 +105,16 @@ def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarr
     return ok
 
 
+def dewri_threshold(sizes: np.ndarray, eta: float) -> int:
+    """``s* = j + 1`` of Dewri's rule for one node's class ``sizes``: the smallest
+    class size with ``R(s*) > η`` (``R(s)`` the records in classes of size ≤ ``s``;
+    the first position of the sorted sizes whose running total exceeds ``η``), the
+    largest size when ``R`` never does (``η ≥ N``)."""
+    ss = np.sort(np.asarray(sizes))
+    over = np.flatnonzero(np.cumsum(ss) > eta)
+    return int(ss[over[0]] if len(over) else ss[-1])
+
+
 class SuppressionRule:
     """Interface (module docstring).  ``limit`` as in `limit_records`."""
 
@@ -148,9 +158,9 @@ class DewriRule(SuppressionRule):
     def apply(self, batch, models, table_dist, n):
         eta = self.records(n)
         sizes = batch.sizes
-        if batch.n_nodes == 1:
-            return self._one(batch, models, table_dist, eta)
-        if batch.n_nodes * (eta + 1) <= _HISTOGRAM_CELLS:
+        if batch.n_nodes == 1:  # the search's case: one sort of one node's sizes
+            s_star = np.array([dewri_threshold(sizes, eta)], dtype=np.int64)
+        elif batch.n_nodes * (eta + 1) <= _HISTOGRAM_CELLS:
             s_star = self._by_histogram(batch, eta)
         else:
             s_star = self._by_sorting(batch, eta)
@@ -200,18 +210,6 @@ class DewriRule(SuppressionRule):
         s_star = np.zeros(batch.n_nodes, dtype=np.int64)
         s_star[nonempty] = ss[pick[nonempty]]
         return s_star
-
-    def _one(self, batch, models, table_dist, eta):
-        """`apply` for a batch of one node (the search's case): one sort of its sizes."""
-        sizes = batch.sizes
-        ss = np.sort(sizes)
-        over = np.flatnonzero(np.cumsum(ss) > eta)
-        s_star = int(ss[over[0]] if len(over) else ss[-1])
-        kept = sizes >= s_star
-        sat = class_satisfied(batch, models, table_dist)
-        feasible = not (kept & ~sat).any()
-        return Outcome(kept, np.array([int(sizes[~kept].sum())]), np.array([feasible]),
-                       np.array([s_star]), sat)
 
     def feasibility_monotone(self, models, n):
         if not self.suppresses(n):

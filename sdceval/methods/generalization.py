@@ -46,12 +46,10 @@ and the search handles lattices of millions of nodes (9 numeric QIs with automat
 6-level hierarchies: 10 077 696 nodes; benchmarks/bench_lattice_search.py).  A long
 search shows a progress bar (`sdceval.core.progress`).
 
-Building blocks: `node_classes` (class ids and sizes of a node on the records, per-QI
-level lookup tables, one grouping pass; optionally on the `distinct_rows`),
-`generalize_node` (class ids and cells), `suppression_threshold` and `evaluate_node`
-(Dewri's rule on the records: the simple reference that `rule_node`, built on the
-lattice engine, is tested against), `rule_node` (either rule), `node_release` (the
-published table), `search_node` (the optimal node).  GLM of a node without building a
+Building blocks: `rule_node` (a node under either rule, its classes from the lattice
+engine, `sdceval.lattice.engine`), `evaluate_node` (the same under Dewri's rule),
+`suppression_threshold` (Dewri's ``s*`` of one node's class sizes), `node_cells`,
+`node_release` (the published table), `search_node` (the optimal node).  GLM of a node without building a
 release: `sdceval.measures.information_loss.glm_per_record(dataset, node.cells,
 node.suppressed)`.
 
@@ -73,14 +71,8 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.registry import Param, register_method
 from sdceval.core.release import Release
+from sdceval.lattice.suppression import dewri_threshold as suppression_threshold
 from sdceval.methods.mondrian import build_models, privacy_params
-
-# grouping counts (np.bincount over the key space) while the key space is at most
-# _BINCOUNT_SLACK * items + _BINCOUNT_MIN, and sorts (np.unique) beyond: counting costs
-# O(space), sorting O(items log items)
-_BINCOUNT_SLACK = 4
-_BINCOUNT_MIN = 1 << 16
-
 
 # -- lattice -------------------------------------------------------------------------
 def qi_heights(dataset) -> dict[str, int]:
@@ -161,133 +153,10 @@ def _level_int(text: str, qi: str) -> int:
 
 
 # -- one node --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DistinctRows:
-    """The distinct QI-code combinations of a data set (the classes of the bottom node).
-
-    Evaluating many lattice nodes on these rows, weighted by ``counts``, is cheaper than
-    on the records (Adult: 12 546 distinct rows for 45 222 records).
-
-    Attributes
-    ----------
-    codes : dict qi -> ndarray of int64
-        Leaf codes of each distinct row.
-    counts : ndarray of int64
-        Records per distinct row.
-    inverse : ndarray of int64, shape (n,)
-        Distinct row of each record.
-    """
-
-    codes: dict
-    counts: np.ndarray
-    inverse: np.ndarray
-
-
-def distinct_rows(dataset) -> DistinctRows:
-    """`DistinctRows` of ``dataset`` (one grouping pass at the bottom node)."""
-    qis = list(qi_heights(dataset))
-    inverse, counts = node_classes(dataset, (0,) * len(qis))
-    first = np.empty(len(counts), dtype=np.int64)
-    first[inverse] = np.arange(dataset.n)
-    return DistinctRows({q: dataset.codes(q)[first] for q in qis}, counts, inverse)
-
-
-def node_classes(dataset, levels: Sequence[int], rows: DistinctRows | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Equivalence classes of a lattice node (before suppression).
-
-    Each QI's leaf codes go through the level's lookup table ``node_of[level]``; the
-    node ids are combined into one int64 key by mixed radix (radix = number of nodes
-    at that level) and grouped once: by counting (``np.bincount``) when the key space is
-    small, else by sorting (``np.unique``).  Keys that would overflow int64 are
-    re-factorized on the way.
-
-    Parameters
-    ----------
-    dataset : Dataset
-    levels : sequence of int
-        One level per QI, schema order (validated by `parse_levels`).
-    rows : DistinctRows, optional
-        Work on the data set's distinct rows (`distinct_rows`) instead of its records.
-
-    Returns
-    -------
-    classes : ndarray of int64, shape (n,) or (len(rows.counts),)
-        Class id ``0..C-1`` of each record (of each distinct row if ``rows`` is given);
-        classes are ordered by their node ids, QI by QI.
-    sizes : ndarray of int64, shape (C,)
-        Number of records of each class.
-    """
-    codes = rows.codes if rows is not None else {q: dataset.codes(q) for q in dataset.schema.qis}
-    weights = rows.counts if rows is not None else None
-    m = dataset.n if rows is None else len(rows.counts)
-    key = np.zeros(m, dtype=np.int64)
-    space = 1
-    for q, lv in zip(dataset.schema.qis, levels):
-        h = dataset.hierarchy(q)
-        radix = len(h.labels[lv])
-        if radix == 1:
-            continue
-        if space * radix >= 2 ** 62:
-            uniq, key = np.unique(key, return_inverse=True)
-            key, space = key.ravel().astype(np.int64), len(uniq)
-        key = key * radix + h.node_of[lv][codes[q]]
-        space *= radix
-    if space <= _BINCOUNT_SLACK * m + _BINCOUNT_MIN:
-        counts = np.bincount(key, weights=weights, minlength=space)
-        present = counts > 0
-        relabel = np.cumsum(present) - 1
-        return relabel[key], counts[present].astype(np.int64)
-    _, classes, sizes = np.unique(key, return_inverse=True, return_counts=True)
-    classes = classes.ravel().astype(np.int64)
-    if weights is not None:
-        sizes = np.bincount(classes, weights=weights, minlength=len(sizes))
-    return classes, sizes.astype(np.int64)
-
-
 def node_cells(dataset, levels: Sequence[int]) -> dict:
     """Generalized cells ``{qi: (lo, hi)}`` (leaf-code ranges) of every record."""
     return {q: dataset.hierarchy(q).generalize(dataset.codes(q), lv)
             for q, lv in zip(dataset.schema.qis, levels)}
-
-
-def generalize_node(dataset, levels: Sequence[int]) -> tuple[np.ndarray, dict]:
-    """Class ids (before suppression) and cells of a lattice node: `node_classes` +
-    `node_cells`."""
-    return node_classes(dataset, levels)[0], node_cells(dataset, levels)
-
-
-def suppression_count(max_suppression: float, n: int) -> float:
-    """``η`` as a number of records: a fraction of ``n`` if < 1, else a count."""
-    eta = float(max_suppression)
-    if eta < 0 or not np.isfinite(eta):
-        raise SdcevalError(f"generalization: max_suppression must be >= 0, got {eta}")
-    if eta < 1:
-        return eta * n
-    if not eta.is_integer():
-        raise SdcevalError(
-            f"generalization: max_suppression={eta} is >= 1, so it is a number of records "
-            "and must be a whole number (fractions are < 1, e.g. 0.01 for 1 %)")
-    return eta
-
-
-def suppression_threshold(sizes: np.ndarray, eta: float) -> int:
-    """``s* = j + 1`` of the rule: classes smaller than ``s*`` are suppressed.
-
-    ``s*`` is the smallest class size with ``R(s*) > η``, ``R(s)`` the number of records
-    in classes of size ≤ ``s``; when ``R`` never exceeds ``η`` (``η ≥ N``) it is the
-    largest class size.
-
-    Parameters
-    ----------
-    sizes : ndarray of int
-        Class sizes.
-    eta : float
-        Suppression limit in records (see `suppression_count`).
-    """
-    u, mult = np.unique(sizes, return_counts=True)
-    over = np.flatnonzero(np.cumsum(u * mult) > eta)
-    return int(u[over[0]] if len(over) else u[-1])
 
 
 @dataclass
@@ -298,7 +167,7 @@ class Node:
     ----------
     levels : tuple of int
     classes : ndarray of int64
-        ``0..C-1``; kept classes first (in `node_classes` order), then, if any record is
+        ``0..C-1``; kept classes first (in the class table's order), then, if any record is
         suppressed, one last class holding every suppressed record.
     sizes : ndarray of int64
         Size of each class of ``classes``.
@@ -326,32 +195,11 @@ class Node:
 
 def evaluate_node(dataset, levels: Sequence[int], max_suppression: float = 0.01,
                   cells: bool = True) -> Node:
-    """Apply a lattice node and the suppression rule (module docstring).
-
-    ``levels`` must be valid (see `parse_levels`); ``cells=False`` skips the cells (the
-    class structure alone is enough for k-anonymity and the discernibility metric).
-    """
-    levels = tuple(int(v) for v in levels)
-    eta = suppression_count(max_suppression, dataset.n)
-    raw, sizes = node_classes(dataset, levels)
-    s_star = suppression_threshold(sizes, eta)
-    keep = sizes >= s_star
-    supp = ~keep[raw]
-    n_kept = int(keep.sum())
-    relabel = np.cumsum(keep) - 1
-    relabel[~keep] = n_kept
-    classes = relabel[raw]
-    out_sizes = sizes[keep]
-    if supp.any():
-        out_sizes = np.r_[out_sizes, int(sizes[~keep].sum())]
-    cell_map = None
-    if cells:
-        cell_map = {}
-        for q, (lo, hi) in node_cells(dataset, levels).items():
-            if supp.any():  # lo, hi are fresh arrays (fancy indexing)
-                lo[supp], hi[supp] = 0, dataset.hierarchy(q).n_leaves - 1
-            cell_map[q] = (lo, hi)
-    return Node(levels, classes, out_sizes, supp, cell_map, s_star, eta)
+    """Apply a lattice node and Dewri et al.'s suppression rule (module docstring):
+    `rule_node` with ``rule="dewri"``.  ``levels`` must be valid (see `parse_levels`);
+    ``cells=False`` skips the cells (the class structure alone is enough for
+    k-anonymity and the discernibility metric)."""
+    return rule_node(dataset, levels, "dewri", max_suppression, cells=cells)
 
 
 def _published_frame(dataset, node: Node) -> pd.DataFrame:
@@ -387,11 +235,11 @@ def node_release(dataset, node: Node) -> Release:
 # -- a node under any rule, and the optimal node ----------------------------------------------
 def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
               max_suppression: float = 0.01, models: Sequence = (),
-              engine=None) -> Node:
+              engine=None, cells: bool = True) -> Node:
     """A lattice node under a suppression rule of `sdceval.lattice.suppression` (Dewri
     et al.'s, or ARX's: every class violating a model is suppressed), from the node
-    engine's class table; with ``rule="dewri"`` the same node as `evaluate_node`.
-    ``Node.k`` is the smallest kept class; ``Node.eta`` the limit in records."""
+    engine's class table.  ``Node.k`` is the smallest kept class; ``Node.eta`` the
+    limit in records; ``cells=False`` skips the cells."""
     from sdceval.lattice import NodeEngine
     from sdceval.lattice.batch import ClassBatch
     from sdceval.lattice.objectives import LatticeContext
@@ -413,12 +261,14 @@ def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
     out_sizes = table.sizes[keep]
     if supp.any():
         out_sizes = np.r_[out_sizes, int(table.sizes[~keep].sum())]
-    cells = {}
-    for q, (lo, hi) in node_cells(dataset, levels).items():
-        if supp.any():
-            lo[supp], hi[supp] = 0, dataset.hierarchy(q).n_leaves - 1
-        cells[q] = (lo, hi)
-    return Node(levels, relabel[raw], out_sizes, supp, cells, int(out.k[0]),
+    cell_map = None
+    if cells:
+        cell_map = {}
+        for q, (lo, hi) in node_cells(dataset, levels).items():
+            if supp.any():  # lo, hi are fresh arrays (fancy indexing)
+                lo[supp], hi[supp] = 0, dataset.hierarchy(q).n_leaves - 1
+            cell_map[q] = (lo, hi)
+    return Node(levels, relabel[raw], out_sizes, supp, cell_map, int(out.k[0]),
                 float(rule_obj.records(dataset.n)))
 
 
@@ -529,7 +379,6 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
     return release
 
 
-__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels",
-           "DistinctRows", "distinct_rows", "node_classes",
-           "node_cells", "generalize_node", "suppression_count", "suppression_threshold",
-           "Node", "evaluate_node", "rule_node", "node_release", "search_node"]
+__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels", "node_cells",
+           "suppression_threshold", "Node", "evaluate_node", "rule_node", "node_release",
+           "search_node"]
