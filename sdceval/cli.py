@@ -444,6 +444,115 @@ def cmd_lattice(args) -> int:
     return 0
 
 
+def _numbers(text, what: str):
+    if text is None:
+        return None
+    try:
+        return [float(t) for t in _split(text)]
+    except ValueError:
+        raise SdcevalError(f"{what} must be comma-separated numbers, got {text!r}") from None
+
+
+def _property_map(items, what: str, cast) -> dict | None:
+    out = {}
+    for item in items or ():
+        if "=" not in item:
+            raise SdcevalError(f"{what} {item!r} must look like PROPERTY=VALUE")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = cast(v.strip())
+        except ValueError:
+            raise SdcevalError(f"{what} {item!r}: {v.strip()!r} is not valid") from None
+    return out or None
+
+
+def cmd_vectors(args) -> int:
+    from sdceval.core.fileio import protect, write_json
+    from sdceval.experiments.vectors_job import (describe_release, resolve_release,
+                                                 write_comparison)
+    from sdceval.vectors.comparison import compare_releases
+    ds = _dataset(args)
+    if len(args.release) < 2:
+        raise SdcevalError("give at least two releases to compare, e.g. --release "
+                           "mondrian:k=10 --release generalization:k=10")
+    releases = {}
+    for text in args.release:
+        if Path(text).is_file():
+            protect(text)
+        if text in releases:
+            raise SdcevalError(f"release {text!r} is given twice")
+        _say(args, f"release {text} ...")
+        releases[text] = resolve_release(ds, text, args.seed)
+        _say(args, "  " + describe_release(text, releases[text]))
+    directions = _property_map(args.direction, "--direction",
+                               lambda v: {"higher": "higher_is_better",
+                                          "lower": "lower_is_better"}.get(v, v))
+    comp = compare_releases(
+        ds, releases, _split(args.properties), suppressed=args.suppressed,
+        directions=directions, index=args.index, weights=_numbers(args.weights, "--weights"),
+        significance=_numbers(args.significance, "--significance"),
+        order=_split(args.lex_order), goal=_numbers(args.goal, "--goal"),
+        normalize=args.normalize, rank_point=_property_map(args.rank_point, "--rank-point",
+                                                           float))
+    if args.out:  # the files first: a closed stdout must not lose them
+        out = Path(args.out)
+        files = write_comparison(comp, out)
+        files.append(write_json({"data": ds.name, **comp.to_dict()}, out / "vectors.json",
+                                protected=[r for r in args.release if Path(r).is_file()]))
+        _say(args, "wrote " + ", ".join(str(f) for f in files))
+    print(f"{ds.name}: {ds.n} records; suppressed records: {args.suppressed}")
+    cols = ["release", "property", "direction", "n", "worst", "mean", "sum"]
+    cols += [c for c in comp.unary.columns if c not in cols]
+    print(_fmt_table(comp.unary[cols]))
+    for (a, b), rows in comp.pairs.groupby(["first", "second"], sort=False):
+        print(f"\n{a}  vs  {b}   (12: {a} over {b}; 21: the reverse)")
+        show = rows[["property", "relation", "n_compared", "share_better_first",
+                     "share_better_second", "p_binary_12", "p_binary_21", "p_cov_12",
+                     "p_cov_21", "p_spr_12", "p_spr_21", "log_p_hv_12", "log_p_hv_21"]]
+        print(_fmt_table(show.rename(columns={"share_better_first": "better_1",
+                                              "share_better_second": "better_2"})))
+        over = comp.overall[(comp.overall["first"] == a) & (comp.overall["second"] == b)]
+        verdicts = {k: v for k, v in over.iloc[0].items() if k not in ("first", "second")}
+        print("  over all properties: " + "; ".join(f"{k}: {v}" for k, v in verdicts.items()))
+    return 0
+
+
+def cmd_pbg(args) -> int:
+    from sdceval.core.fileio import write_json
+    from sdceval.experiments.pbg_job import paper_rows, write_pbg
+    from sdceval.lattice.search import LatticeProblem
+    from sdceval.pbg.study import pbg_study, resolve_objectives
+    ds = _dataset(args)
+    objectives = resolve_objectives(args.objectives)
+    eps = _numbers(args.eps, "--eps") if args.eps else 1.0
+    if isinstance(eps, list) and len(eps) == 1:
+        eps = eps[0]
+    problem = LatticeProblem(ds, rule=args.rule, limit=args.max_suppression)
+    _say(args, f"{ds.name}: lattice of {problem.lattice.size:,} nodes over "
+               f"{', '.join(problem.lattice.names)}; {problem.describe()}")
+    study = pbg_study(problem, objectives, eps, runs=args.runs, seed=args.seed,
+                      baseline=args.baseline, exact=args.exact,
+                      progress=None if args.quiet else (lambda m: _say(args, m)),
+                      bar=None)
+    if args.out:  # the files first: a closed stdout must not lose them
+        out = Path(args.out)
+        files = write_pbg(study, out)
+        files.append(write_json({"data": ds.name, **study.to_dict()}, out / "metrics.json"))
+        _say(args, "wrote " + ", ".join(str(f) for f in files))
+    eps_txt = ",".join(f"{e:g}" for e in study.eps)
+    print(f"{ds.name}: {', '.join(study.objectives)} (goals {', '.join(study.goals)}), "
+          f"eps {eps_txt}, {len(study.runs)} runs, lattice {study.lattice_size:,} nodes"
+          + ("" if study.front is None else f", {len(study.front)} minimal PBGs"))
+    print(_fmt_table(study.summary()))
+    if study.exact:
+        e = study.exact
+        print(f"exact search: {e['minimal_pbgs']} minimal PBGs from {e['nodes_evaluated']:,}"
+              f" nodes ({100 * e['share_evaluated']:.1f} %) in {e['seconds']:.1f} s")
+    for n in study.notes:
+        print(f"note: {n}")
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from sdceval import __version__
@@ -567,6 +676,63 @@ def build_parser() -> argparse.ArgumentParser:
                                  ".parquet (default: none)")
     s.add_argument("--no-cache", action="store_true",
                    help="export: neither read nor write the on-disk cache")
+
+    s = command("vectors", "compare releases record by record: property vectors, quality "
+                "indices, dominance (Dewri et al. 2009)", cmd_vectors)
+    _add_data_options(s, default="adult-train")
+    s.add_argument("--release", action="append", default=[], metavar="FILE|SPEC",
+                   help="a release CSV written by anonymize, or a method spec such as "
+                        "mondrian:k=10; repeat for each release (default: none; give at least two)")
+    s.add_argument("--properties", help="comma-separated properties: class_size, "
+                                        "sensitive_count, glm, p_loss, linkage_distance or "
+                                        "any measure with a per-record vector (default: "
+                                        "those defined for every release)")
+    s.add_argument("--suppressed", default="exclude",
+                   choices=["exclude", "own_class", "value"],
+                   help="suppressed records: left out, one class of their own, or the "
+                        "value of a fully generalized record")
+    s.add_argument("--direction", action="append", default=[], metavar="PROP=higher|lower",
+                   help="override a property's direction (default: the property's own)")
+    s.add_argument("--index", default="p_cov", choices=["p_binary", "p_cov", "p_spr", "p_hv"],
+                   help="binary index of the WTD / LEX / GOAL decisions")
+    s.add_argument("--weights", help="WTD decision: one weight per property, summing to 1 (default: no WTD "
+                        "decision)")
+    s.add_argument("--normalize", choices=["share"], help="WTD: normalize each index pair "
+                                                           "to shares (default: none)")
+    s.add_argument("--lex-order", help="LEX decision: properties by decreasing relevance (default: no "
+                        "LEX decision unless --significance is given; then the "
+                        "properties' order)")
+    s.add_argument("--significance", help="LEX decision: significance per property "
+                                          "(default: zeros)")
+    s.add_argument("--goal", help="GOAL decision: target index value per property (default: no GOAL "
+                        "decision)")
+    s.add_argument("--rank-point", action="append", default=[], metavar="PROP=VALUE",
+                   help="P_rank: the point of interest D_max of a property (every record "
+                        "at VALUE) (default: no P_rank)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
+    s.add_argument("--out", help="folder for unary.csv, pairs.csv, overall.csv, "
+                                 "vectors.json and one figure per property (default: none)")
+
+    s = command("pbg", "property-based generalizations: PBG-EA runs scored against the "
+                "minimal PBGs (Dewri et al. 2010)", cmd_pbg)
+    _add_data_options(s, default="adult-train")
+    s.add_argument("--objectives", default="k,glm",
+                   help="two or more lattice objectives, comma-separated; the paper's "
+                        "names work: k, l, S_k, S_l, GLM, CM")
+    s.add_argument("--eps", help="discretization vector: one positive number per "
+                                 "objective, or one for all (default: all ones)")
+    s.add_argument("--runs", type=int, default=20, help="seeded runs (seeds seed, seed+1, ...)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the first run")
+    s.add_argument("--rule", default="dewri", choices=["dewri", "arx"],
+                   help="suppression rule (Dewri et al. 2010 §6: dewri)")
+    s.add_argument("--max-suppression", type=float, default=0.01,
+                   help="suppression limit: a fraction of the records if < 1, else a count")
+    s.add_argument("--baseline", action="store_true",
+                   help="also NSGA-II (pymoo) with the same node budget per run")
+    s.add_argument("--exact", action="store_true",
+                   help="also the exact search for the minimal PBGs (its node count)")
+    s.add_argument("--out", help="folder for runs.csv, summary.csv, archive.csv, "
+                                 "front.csv, front.png and metrics.json (default: none)")
     return p
 
 

@@ -10,7 +10,8 @@ from sdceval.experiments.report import (pairwise_agreement, paper_side_by_side,
                                         seed_agreement_lines)
 
 EXPERIMENTS = ["domingo_ferrer_table1", "li2009_fig2a", "li2009_fig2b", "li2009_fig3a",
-               "li2009_fig3b", "li2009_fig3c"]
+               "li2009_fig3b", "li2009_fig3c", "lattice_adult", "dewri2009_adult_vectors",
+               "dewri2010_pbg", "dewri2010_pbg_beyond"]
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)

@@ -30,7 +30,9 @@ README = ROOT / "README.md"
 #: subset stays under ~20 s
 # every compare is slow here: tests/test_cli.py runs `sdceval compare` end to end in the
 # fast suite
-SLOW = ("sdceval run ", "sdceval tradeoff ", "sdceval compare")
+# `vectors` and `pbg` are run end to end in the fast suite by tests/test_cli_vectors_pbg.py
+SLOW = ("sdceval run ", "sdceval tradeoff ", "sdceval compare", "sdceval vectors ",
+        "sdceval pbg ")
 
 
 def bash_blocks(text: str) -> list[str]:

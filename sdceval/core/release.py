@@ -334,11 +334,28 @@ class Release:
         return np.asarray(dataset.codes(dataset.schema.sensitive), dtype=np.int64)
 
     def class_index(self) -> tuple[np.ndarray, int]:
-        """Classes renumbered ``0..C-1`` (in sorted order of the ids) and ``C``."""
+        """Classes renumbered ``0..C-1`` (in sorted order of the ids) and ``C``;
+        computed once per release (the classes are read-only), as a read-only array."""
+        cached = self.__dict__.get("_class_index")
+        if cached is not None:
+            return cached
         if self.classes is None:
             raise SdcevalError(f"{_owner(self.method)} has no equivalence classes")
-        uniq, inv = np.unique(self.classes, return_inverse=True)
-        return inv.ravel().astype(np.int64), len(uniq)
+        ids = self.classes
+        lo, hi = (int(ids.min()), int(ids.max())) if len(ids) else (0, -1)
+        if lo >= 0 and hi < 4 * len(ids) + 1024:
+            # ids are small non-negative integers (every method's): rank them by a
+            # presence table in O(n) instead of sorting
+            present = np.zeros(hi + 1, dtype=bool)
+            present[ids] = True
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            inv, c = rank[ids], int(rank[-1]) + 1 if hi >= 0 else 0
+        else:
+            uniq, inv = np.unique(ids, return_inverse=True)
+            inv, c = inv.ravel().astype(np.int64), len(uniq)
+        inv.setflags(write=False)
+        self.__dict__["_class_index"] = (inv, c)  # frozen dataclass: a private cache
+        return inv, c
 
     def numeric_matrix(self, columns) -> np.ndarray:
         """The released values of ``columns`` as a float64 array, with clear errors (a

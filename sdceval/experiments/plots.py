@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from sdceval.core.fileio import atomic_write
 from sdceval.catalog import get_method
 
@@ -93,5 +95,99 @@ def plot_tradeoff(points, path, x: str = "p_loss", y: str = "u_loss", by: str = 
         ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+#: most points drawn per curve; longer vectors are summarized (see plot_property_vectors)
+MAX_CURVE_POINTS = 4000
+
+
+def _sorted_curve(v, n_points: int):
+    """The sorted vector at evenly spaced ranks (its exact quantile curve)."""
+    s = np.sort(v)
+    if len(s) <= n_points:
+        return np.arange(len(s)), s
+    pos = np.linspace(0, len(s) - 1, n_points).round().astype(np.int64)
+    return pos, s[pos]
+
+
+def _order_curve(v, n_points: int, higher_is_better: bool):
+    """The vector in record order; when longer than ``n_points``, the worst value of
+    each run of consecutive records (so the weakest records stay visible)."""
+    if len(v) <= n_points:
+        return np.arange(len(v)), v
+    edges = np.linspace(0, len(v), n_points + 1).astype(np.int64)
+    worst = (np.fmin if higher_is_better else np.fmax).reduceat(v, edges[:-1])
+    return edges[:-1], worst
+
+
+def plot_property_vectors(vectors, prop: str, path, title: str | None = None) -> Path:
+    """Dewri et al. 2009 Fig. 1 for real data: the value of property ``prop`` for
+    every record, one curve per release; left the records sorted by value (the
+    share of records at or below each level), right in data order (which records each
+    release leaves weakest).  ``vectors`` maps a release label to its property-vector
+    DataFrame (`sdceval.vectors.properties.property_vectors`); excluded (suppressed)
+    records are left out of the sorted curve and drawn as gaps.  Vectors longer than
+    `MAX_CURVE_POINTS` are drawn at evenly spaced ranks (sorted) and as the worst value
+    of each run of consecutive records (data order)."""
+    fig = _figure(figsize=(10.5, 3.8))
+    left, right = fig.subplots(1, 2)
+    up = True
+    styles = ["-", "--", "-.", ":"]
+    for i, (label, frame) in enumerate(vectors.items()):
+        v = frame[prop].to_numpy(dtype=float)
+        up = frame.attrs.get("higher_is_better", {}).get(prop, True)
+        kept = v[np.isfinite(v)]
+        x, y = _sorted_curve(kept, MAX_CURVE_POINTS)
+        # dashes tell apart releases whose curves coincide (Mondrian and bucketization)
+        left.plot(x / max(len(kept) - 1, 1), y, lw=1.4, ls=styles[i % len(styles)],
+                  label=label, drawstyle="steps-post")
+        x, y = _order_curve(v, MAX_CURVE_POINTS, up)
+        right.plot(x, y, lw=0.8, ls=styles[i % len(styles)], label=label, alpha=0.8)
+    better = "higher is better" if up else "lower is better"
+    left.set_xlabel("share of records (sorted by value)")
+    right.set_xlabel("record (data order)")
+    for ax in (left, right):
+        ax.set_ylabel(f"{prop} ({better})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if len(kept) > 0 and up and prop in ("class_size", "sensitive_count"):
+        for ax in (left, right):
+            ax.set_yscale("log")
+    fig.suptitle(title or f"{prop} of every record (Dewri et al. 2009, Fig. 1)",
+                 fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_pbg_front(front, archive, objectives, goals, path, title: str | None = None
+                   ) -> Path:
+    """Dewri et al. 2010 Figs. 1–3: the minimal PBGs ``front`` (every node of the
+    exhaustive search that no node dominates; grey circles) and a PBG-EA ``archive``
+    (red crosses), one panel per pair of objectives.  ``front`` may be None (a lattice
+    too large for the exhaustive search): only the archive is drawn."""
+    import itertools
+    pairs = list(itertools.combinations(range(len(objectives)), 2))
+    fig = _figure(figsize=(4.2 * len(pairs), 3.8))
+    axes = fig.subplots(1, len(pairs), squeeze=False)[0]
+    for ax, (i, j) in zip(axes, pairs):
+        x, y = objectives[i], objectives[j]
+        if front is not None and len(front):
+            ax.plot(front[x], front[y], "o", ms=6, mfc="none", color="tab:grey",
+                    label=f"minimal PBGs (M, {len(front)})")
+        if archive is not None and len(archive):
+            ax.plot(archive[x], archive[y], "x", ms=5, color="tab:red",
+                    label=f"PBG-EA archive ({len(archive)})")
+        ax.set_xlabel(f"{x} ({'max' if goals[i] == 'max' else 'min'})")
+        ax.set_ylabel(f"{y} ({'max' if goals[j] == 'max' else 'min'})")
+        # class sizes and their sums span orders of magnitude (k from 2 to N)
+        if x in ("k", "s_k", "s_l"):
+            ax.set_xscale("log")
+        if y in ("k", "s_k", "s_l"):
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title or "Minimal PBGs and the PBG-EA archive", fontsize=11)
     fig.tight_layout()
     return _save(fig, path)

@@ -183,6 +183,10 @@ def write_report(result, out: Path) -> list[Path]:
         lines += tradeoff_lines(tr)
     for key, lat in result.lattices.items():
         lines += lattice_lines(lat)
+    for key, vec in result.vectors.items():
+        lines += vectors_lines(vec)
+    for key, pbg in result.pbgs.items():
+        lines += pbg_lines(pbg)
     files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
     return files
 
@@ -212,3 +216,40 @@ def lattice_lines(res) -> list[str]:
     if res.nodes is not None:
         lines += [res.nodes_line() + ".", ""]
     return lines
+
+
+def vectors_lines(res) -> list[str]:
+    """Markdown section of one ``[[vectors]]`` job: the releases, the unary indices,
+    every pair's indices and dominance verdicts, the figures."""
+    comp = res.comparison
+    lines = [f"## Property vectors: {res.title}", ""]
+    lines += [f"* {d}" for d in comp.settings.get("releases_described", [])]
+    lines += ["", f"Suppressed records: {comp.settings['suppressed']}.", "",
+              _md(comp.unary), "",
+              "Pairs (12: first vs second, 21: second vs first; shares of the records "
+              "compared):", "", _md(comp.pairs), "",
+              "Over all properties:", "", _md(comp.overall), ""]
+    lines += [f"![{f.stem}]({f.name})" for f in res.files if f.suffix == ".png"]
+    return lines + [""]
+
+
+def pbg_lines(res) -> list[str]:
+    """Markdown section of one ``[[pbg]]`` job: ours beside the paper, per-algorithm
+    summary, the exact search, the figure."""
+    from sdceval.experiments.pbg_job import paper_rows
+    s = res.study
+    eps = ", ".join(f"{e:g}" for e in s.eps)
+    lines = [f"## PBG-EA: {res.title}", "",
+             f"{', '.join(s.objectives)} (goals {', '.join(s.goals)}), ε = ({eps}), "
+             f"{len(s.runs)} runs on {s.lattice_size:,} nodes; {s.problem}.", "",
+             _md(paper_rows(s, res.paper)), "", "Per algorithm (mean and variance over the "
+             "runs; nsga2: pymoo's NSGA-II with the same node budget):", "",
+             _md(s.summary()), ""]
+    if s.exact:
+        e = s.exact
+        lines += [f"Exact search (monotonicity bounds): {e['minimal_pbgs']} minimal PBGs "
+                  f"from {e['nodes_evaluated']:,} nodes ({100 * e['share_evaluated']:.1f} %) "
+                  f"in {e['seconds']:.1f} s.", ""]
+    lines += [f"* {n}" for n in s.notes]
+    lines += [f"![{f.stem}]({f.name})" for f in res.files if f.suffix == ".png"]
+    return lines + [""]

@@ -68,6 +68,8 @@ class ExperimentResult:
     evaluations: dict[str, pd.DataFrame] = field(default_factory=dict)
     tradeoffs: dict[str, Any] = field(default_factory=dict)
     lattices: dict[str, Any] = field(default_factory=dict)
+    vectors: dict[str, Any] = field(default_factory=dict)
+    pbgs: dict[str, Any] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -91,6 +93,12 @@ class ExperimentResult:
         for key, lat in self.lattices.items():
             lines.append(f"\n[{key}]")
             lines.append(str(lat))
+        for key, vec in self.vectors.items():
+            lines.append(f"\n[{key}] {vec.title}")
+            lines.append(str(vec))
+        for key, pbg in self.pbgs.items():
+            lines.append(f"\n[{key}] {pbg.title}")
+            lines.append(str(pbg))
         lines.append("\nfiles: " + ", ".join(str(f) for f in self.files))
         return "\n".join(lines)
 
@@ -189,6 +197,14 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                 from sdceval.experiments.lattice_job import run_lattice_job
                 result.lattices[job.key] = run_lattice_job(job, spec, ex, say, out)
                 result.files.extend(result.lattices[job.key].files)
+            elif job.kind == "vectors":
+                from sdceval.experiments.vectors_job import run_vectors_job
+                result.vectors[job.key] = run_vectors_job(job, spec, ex, say, out)
+                result.files.extend(result.vectors[job.key].files)
+            elif job.kind == "pbg":
+                from sdceval.experiments.pbg_job import run_pbg_job
+                result.pbgs[job.key] = run_pbg_job(job, spec, ex, say, out)
+                result.files.extend(result.pbgs[job.key].files)
             else:
                 from sdceval.experiments.tradeoff import run_tradeoff_job
                 result.tradeoffs[job.key] = run_tradeoff_job(job, spec, ex, say, out)
@@ -202,6 +218,8 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                "evaluations": {k: records(d) for k, d in result.evaluations.items()},
                "tradeoffs": {k: t.to_dict() for k, t in result.tradeoffs.items()},
                "lattices": {k: j.to_dict() for k, j in result.lattices.items()},
+               "vectors": {k: v.to_dict() for k, v in result.vectors.items()},
+               "pbg": {k: v.to_dict() for k, v in result.pbgs.items()},
                "paper": spec.paper}
     result.files.append(write_json(payload, out / "results.json"))
     result.files.extend(write_report(result, out))

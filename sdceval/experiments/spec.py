@@ -47,6 +47,18 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     [reduced]                # overrides applied by `sdceval run --reduced` (CI)
     ...
 
+    [[vectors]]              # property vectors of releases (`sdceval vectors`)
+    data = "adult-train"
+    releases = ["mondrian:k=10", "generalization:k=10"]
+    properties = ["class_size", "sensitive_count"]
+    suppressed = "exclude"   # exclude | own_class | value (Dewri's suppressed tuples)
+
+    [[pbg]]                  # PBG-EA vs the minimal PBGs (`sdceval pbg`)
+    data = "adult-train"
+    objectives = ["k", "glm"]
+    eps = [1, 1]             # discretization vector
+    runs = 20                # seeds seed .. seed + 19
+
 A ``[[lattice]]`` job searches when it has a ``metric`` or no ``export`` (default metric
 ``glm``); it writes the optimum as tidy rows (``<key>_optimum.csv``: one row per
 objective at the optimal node, with its levels) and, with ``export = true``, every node
@@ -69,7 +81,7 @@ from sdceval.catalog import get_measure, get_method
 
 
 EXECUTORS = ("serial", "processes", "dask")
-JOB_KINDS = ("comparison", "evaluation", "tradeoff", "lattice")
+JOB_KINDS = ("comparison", "evaluation", "tradeoff", "lattice", "vectors", "pbg")
 _EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "workers",
                     "output", "scheduler"}
 _DATA_KEYS = {"data", "schema", "qi", "sensitive", "numeric", "label"}
@@ -81,6 +93,9 @@ _JOB_KEYS = {
                               "model_params"},
     "lattice": _DATA_KEYS | {"models", "rule", "max_suppression", "metric", "objectives",
                              "export", "title"},
+    "vectors": _DATA_KEYS | {"releases", "properties", "suppressed", "roles", "title"},
+    "pbg": _DATA_KEYS | {"objectives", "eps", "runs", "rule", "max_suppression",
+                         "baseline", "exact", "paper", "title"},
 }
 
 
@@ -174,7 +189,7 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
             spec.jobs.append(Job(kind, len(spec.jobs), dict(opts)))
     if not spec.jobs:
         raise SdcevalError(f"{path}: no job; add a [[comparison]], [[evaluation]], "
-                           "[[tradeoff]] or [[lattice]] table")
+                           "[[tradeoff]], [[lattice]], [[vectors]] or [[pbg]] table")
     return spec
 
 
@@ -217,5 +232,11 @@ def _validate_job(kind: str, opts: dict, where: str) -> None:
         elif kind == "lattice":
             from sdceval.experiments.lattice_job import validate_lattice_options
             validate_lattice_options(opts)
+        elif kind == "vectors":
+            from sdceval.experiments.vectors_job import validate_vectors_options
+            validate_vectors_options(opts)
+        elif kind == "pbg":
+            from sdceval.experiments.pbg_job import validate_pbg_options
+            validate_pbg_options(opts)
     except SdcevalError as exc:
         raise SdcevalError(f"{where}: {exc}") from None

@@ -30,6 +30,10 @@ name                   goal   definition
 ``cm_fraction``        min    ``cm / N``
 ``discernibility``     min    ``Σ_E |E|² + N·N_sup`` (Bayardo & Agrawal)
 ``avg_class_size``     min    ``(N − N_sup) / #E`` (LeFevre et al.'s C_avg without /k)
+``s_k_all``            —      ``Σ|E|²`` over every class, suppressed ones included
+``s_l_all``            —      ``Σ_E Σ_s c_E(s)²`` over every class
+``cm_all``             —      ``Σ_E (|E| − max_y c_E(y))`` over every class (no suppression
+                              charge); these three are bounds for the exact PBG search
 ``nu_entropy``         min    ARX's non-uniform entropy, monotonic variant
                               (``MetricMDNUEntropyPrecomputed``; `sdceval.lattice.entropy`):
                               ``Σ_q Σ_records −log2 P(leaf | its value at the node's
@@ -298,6 +302,34 @@ def _s_l(batch, outcome, ctx):
     sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
                      minlength=batch.n_classes)
     return _kept_sum(batch, outcome, sq)
+
+
+@_register("s_k_all", None, "Σ|E|² over every class, suppressed ones included (an upper "
+           "bound of S_k that never decreases upward: merging classes adds 2|A||B|)",
+           integer=True)
+def _s_k_all(batch, outcome, ctx):
+    return batch.node_sum(batch.sizes.astype(np.float64) ** 2)
+
+
+@_register("s_l_all", None, "Σ_E Σ_s c_E(s)² over every class, suppressed ones included (an "
+           "upper bound of S_ℓ that never decreases upward)", needs=("sensitive",),
+           integer=True)
+def _s_l_all(batch, outcome, ctx):
+    sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
+                     minlength=batch.n_classes)
+    return batch.node_sum(sq)
+
+
+@_register("cm_all", None, "records whose label is not their class's majority, over every "
+           "class, suppressed ones included (a lower bound of cm that never decreases "
+           "upward)", needs=("label",), integer=True)
+def _cm_all(batch, outcome, ctx):
+    if batch.label_class is None:
+        batch.label_matrix()  # raises the message
+    if not batch.n_classes:
+        return np.zeros(batch.n_nodes)
+    top = np.maximum.reduceat(batch.label_count, batch.label_starts).astype(np.float64)
+    return batch.node_sum(batch.sizes - top)
 
 
 def _class_loss(batch, ctx, which: np.ndarray) -> np.ndarray:

@@ -14,8 +14,15 @@
   over the QIs (in [0, 1]) and the value the mean over records, so the original table
   gives 0 and a fully suppressed one 1 whatever the number of QIs and records;
   ``normalized=False`` gives Iyengar's and Dewri et al.'s scale: per record the sum over
-  QIs (Dewri et al. 2009's ``u_a = (2.03, 1.7, ...)`` on three QIs), value the sum over
-  records (the scale of Dewri et al. 2010's ε_GLM = 100..10000 on Adult).
+  QIs, value the sum over records (the scale of Dewri et al. 2010's ε_GLM = 100..10000
+  on Adult, DEWRI A15).  This is *not* Dewri et al. 2009's utility vector ``u_a = (2.03,
+  1.7, ...)`` (§5.5): those values are reproduced by Σ_a (1 − m_a/M_a) with ``m_a`` the
+  distinct values *present in the data* that fall in the cell and ``M_a`` those of the
+  whole column (6 zips, 10 ages, 6 statuses; DEWRI A14), a different formula from
+  Iyengar's ``(M_cell − 1)/(M − 1)`` over hierarchy leaves, which gives tuples 1, 4, 8
+  of 𝒯_3a a loss of 0.572 (age numeric) or 0.622 (age categorical), neither 2.03 nor
+  3 − 2.03.  Dewri et al.'s comparisons are tested on the printed u-vectors as given
+  (tests/test_vector_comparators.py).
 * ``cm`` — classification metric (Iyengar 2002, §3): a record is penalized if it is
   suppressed or its class label differs from the majority label of its equivalence
   class; ``CM = Σ penalties / N``.  The majority is taken over the class's

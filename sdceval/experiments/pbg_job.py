@@ -1,0 +1,212 @@
+"""``[[pbg]]`` jobs and ``sdceval pbg``: PBG-EA runs scored against the minimal PBGs
+(issue 9; Dewri et al. 2010 §7).
+
+A job is one objective set and discretization vector on one lattice::
+
+    [[pbg]]
+    title = "k, GLM (Table 1(b) row 1)"
+    data = "adult-train"
+    qi = ["age", "workclass", "education", "marital-status", "race", "sex",
+          "native-country", "income"]
+    objectives = ["k", "glm"]          # the paper's names work too: k, l, S_k, S_l, GLM, CM
+    eps = [1, 1]                       # discretization vector (default all ones)
+    runs = 20                          # seeds seed .. seed + 19 (the experiment's seed)
+    rule = "dewri"                     # suppression rule and limit (D10 §6: 1 %)
+    max_suppression = 0.01
+    baseline = false                   # also NSGA-II (pymoo), same node budget per seed
+    exact = false                      # also the exact search for M (its node count)
+    [pbg.paper]                        # the paper's values, printed beside ours
+    ce = 3.7e-4
+    ce_var = 6.5e-9
+    rr = 0.94
+    rr_var = 8e-4
+    nodes = 916
+
+The runs are split over the executor's workers (the exhaustive table is computed once
+first, then read from the disk cache by every worker).  Files (``<key>`` the job's key):
+``<key>_runs.csv`` (one row per run and algorithm), ``<key>_summary.csv`` (mean and
+variance), ``<key>_front.csv`` (the minimal PBGs M), ``<key>_archive.csv`` (the first
+run's archive) and ``<key>_front.png`` (M and that archive, every pair of objectives:
+the paper's Figs. 1–3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdceval.core.errors import SdcevalError, plain
+from sdceval.core.fileio import write_csv
+from sdceval.core.loaders import open_ref
+
+PAPER_KEYS = ("ce", "ce_var", "rr", "rr_var", "nodes")
+
+
+def validate_pbg_options(opts: dict) -> dict:
+    """Check a ``[[pbg]]`` job's options before anything runs; returns them with the
+    defaults."""
+    from sdceval.lattice.objectives import get_objective
+    from sdceval.lattice.suppression import make_rule
+    from sdceval.pbg.study import resolve_objectives
+    objectives = opts.get("objectives")
+    if not isinstance(objectives, (list, str)):
+        raise SdcevalError("'objectives' is required: a list such as [\"k\", \"glm\"]")
+    names = resolve_objectives(objectives)
+    if len(names) < 2:
+        raise SdcevalError("'objectives' needs at least two objectives; with one, the "
+                           "optimal node is the job of a [[lattice]] job (metric = ...)")
+    for n in names:
+        if get_objective(n).goal is None:
+            raise SdcevalError(f"objective {n!r} is a count, not an objective to optimize")
+    eps = opts.get("eps", 1.0)
+    eps_list = eps if isinstance(eps, list) else [eps] * len(names)
+    if len(eps_list) != len(names) or not all(
+            isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0
+            for e in eps_list):
+        raise SdcevalError(f"'eps' must be one positive number per objective "
+                           f"({len(names)}: {', '.join(names)}), got {eps!r}")
+    runs = opts.get("runs", 20)
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise SdcevalError(f"'runs' must be a positive integer, got {runs!r}")
+    rule = opts.get("rule", "dewri")
+    limit = opts.get("max_suppression", 0.01)
+    make_rule(str(rule), limit)
+    for key in ("baseline", "exact"):
+        if not isinstance(opts.get(key, False), bool):
+            raise SdcevalError(f"'{key}' must be true or false, got {opts[key]!r}")
+    paper = opts.get("paper", {})
+    bad = [k for k in paper if k not in PAPER_KEYS]
+    if bad:
+        raise SdcevalError(f"[pbg.paper] unknown key {bad[0]!r} ({', '.join(PAPER_KEYS)})")
+    return {"objectives": names, "eps": [float(e) for e in eps_list], "runs": runs,
+            "rule": rule, "max_suppression": limit,
+            "baseline": opts.get("baseline", False), "exact": opts.get("exact", False)}
+
+
+def _problem(data_ref, rule, max_suppression):
+    from sdceval.lattice.search import LatticeProblem
+    return LatticeProblem(open_ref(data_ref), rule=rule, limit=max_suppression)
+
+
+def task_pbg_table(data_ref, objectives, rule, max_suppression) -> int:
+    """Fill the disk cache with the exhaustive table the runs read (a pure task)."""
+    from sdceval.lattice.search import MAX_EXHAUSTIVE_NODES, evaluate_all
+    from sdceval.pbg.study import TABLE_OBJECTIVES
+    problem = _problem(data_ref, rule, max_suppression)
+    if problem.lattice.size > MAX_EXHAUSTIVE_NODES:
+        return 0
+    avail = problem.objectives_available()
+    cols = list(dict.fromkeys([*objectives, *(o for o in TABLE_OBJECTIVES if o in avail)]))
+    return len(evaluate_all(problem, cols, progress=False))
+
+
+def task_pbg(data_ref, objectives, eps, rule, max_suppression, seed, runs, baseline,
+             exact):
+    """PBG-EA runs ``seed .. seed + runs − 1`` (a pure task for the executors)."""
+    from sdceval.pbg.study import pbg_study
+    return pbg_study(_problem(data_ref, rule, max_suppression), objectives, eps,
+                     runs=runs, seed=seed, baseline=baseline, exact=exact)
+
+
+def merge_studies(parts: list):
+    """One study from studies of consecutive seed ranges (the first carries the exact
+    search)."""
+    first = parts[0]
+    for p in parts[1:]:
+        first.runs += p.runs
+        first.unit_runs += p.unit_runs
+        first.baseline += p.baseline
+        first.metrics = pd.concat([first.metrics, p.metrics], ignore_index=True)
+        first.seconds = max(first.seconds, p.seconds)
+    return first
+
+
+def paper_rows(study, paper: dict) -> pd.DataFrame:
+    """Ours (mean / variance over the runs) beside the paper's printed values."""
+    s = study.summary().set_index("algorithm").loc["pbg_ea"]
+    ours = {"ce": s.get("ce_mean"), "ce_var": s.get("ce_var"),
+            "ce_mean (per member)": s.get("ce_mean_mean"),
+            "ce_mean_var": s.get("ce_mean_var"),
+            "rr": s.get("rr_mean"), "rr_var": s.get("rr_var"),
+            "nodes": s.get("nodes_evaluated_mean"),
+            "nodes %": 100 * s.get("nodes_evaluated_mean") / study.lattice_size,
+            "minimal PBGs |M|": None if study.front is None else len(study.front),
+            "archive |A|": s.get("archive_mean")}
+    if "rr_unit_archive_mean" in s:
+        ours["rr (reading ii)"] = s.get("rr_unit_archive_mean")
+    rows = [{"metric": k, "ours": plain(v), "paper": plain(paper.get(k))}
+            for k, v in ours.items()]
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class PBGJobResult:
+    key: str
+    title: str
+    data: str
+    study: Any
+    paper: dict = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "data": self.data, "paper": self.paper,
+                **self.study.to_dict(),
+                "paper_vs_ours": [{k: plain(v) for k, v in r.items()} for r in
+                                  paper_rows(self.study, self.paper).to_dict("records")]}
+
+    def __str__(self) -> str:
+        s = self.study
+        eps = ",".join(f"{e:g}" for e in s.eps)
+        head = (f"{', '.join(s.objectives)} (ε = {eps}) on {s.lattice_size:,} nodes; "
+                f"{len(s.runs)} runs"
+                + ("" if s.front is None else f"; |M| = {len(s.front)}"))
+        lines = [head, paper_rows(s, self.paper).to_string(
+            index=False, float_format=lambda v: f"{v:.4g}")]
+        if s.exact:
+            e = s.exact
+            lines.append(f"exact search: {e['minimal_pbgs']} minimal PBGs from "
+                         f"{e['nodes_evaluated']:,} nodes ({100 * e['share_evaluated']:.1f} %)"
+                         f" in {e['seconds']:.1f} s")
+        lines += [f"note: {n}" for n in s.notes]
+        return "\n".join(lines)
+
+
+def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
+    """The study's tables and its figure (module docstring)."""
+    from sdceval.experiments.plots import plot_pbg_front
+    out = Path(out)
+    files = [write_csv(study.metrics, out / f"{prefix}runs.csv"),
+             write_csv(study.summary(), out / f"{prefix}summary.csv")]
+    archive = study.runs[0].to_frame() if study.runs else pd.DataFrame()
+    files.append(write_csv(archive, out / f"{prefix}archive.csv"))
+    if study.front is not None:
+        files.append(write_csv(study.front, out / f"{prefix}front.csv"))
+    files.append(plot_pbg_front(study.front, archive, study.objectives, study.goals,
+                                out / f"{prefix}front.png",
+                                title=f"{', '.join(study.objectives)}: minimal PBGs and "
+                                      f"the seed-{study.runs[0].seed} PBG-EA archive"))
+    return files
+
+
+def run_pbg_job(job, spec, executor, say, out: Path) -> PBGJobResult:
+    o = validate_pbg_options(job.options)
+    ref = job.data_ref()
+    common = dict(data_ref=ref, rule=o["rule"], max_suppression=o["max_suppression"])
+    say(f"[{job.key}] PBG-EA: {', '.join(o['objectives'])}, ε = {o['eps']}, "
+        f"{o['runs']} runs")
+    executor.map(task_pbg_table, [dict(objectives=o["objectives"], **common)])
+    parts = max(1, min(getattr(executor, "workers", 1), o["runs"]))
+    bounds = np.linspace(0, o["runs"], parts + 1).astype(int)
+    tasks = [dict(objectives=o["objectives"], eps=o["eps"], seed=spec.seed + int(lo),
+                  runs=int(hi - lo), baseline=o["baseline"], exact=o["exact"] and i == 0,
+                  **common)
+             for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])) if hi > lo]
+    study = merge_studies(executor.map(task_pbg, tasks))
+    data = open_ref(ref).name
+    result = PBGJobResult(job.key, job.options.get("title", job.key), data, study,
+                          dict(job.options.get("paper", {})))
+    result.files.extend(write_pbg(study, out, prefix=f"{job.key}_"))
+    return result

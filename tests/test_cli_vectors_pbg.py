@@ -1,0 +1,144 @@
+"""``sdceval vectors`` and ``sdceval pbg`` end to end, and their experiment jobs
+(issues 8 and 9): files written, what is printed, clear errors.  Small settings (k = 50
+on adult-train; a 112-node lattice) keep each run to about a second."""
+import json
+
+import pandas as pd
+import pytest
+
+from sdceval.cli import EXIT_ERROR, main
+from sdceval.experiments import load_spec, run_experiment
+
+QIS = "age,education,race,sex"
+
+
+@pytest.fixture(autouse=True)
+def cache_in_tmp(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDCEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run(args, capsys):
+    code = main(["-q", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def error_of(args, capsys) -> str:
+    code, out, err = run(args, capsys)
+    assert code == EXIT_ERROR, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sdceval: error: "), err
+    return lines[0]
+
+
+# -- sdceval vectors ------------------------------------------------------------------
+def test_vectors_compares_method_specs_and_a_release_file(tmp_path, capsys):
+    rel = tmp_path / "mondrian.csv"
+    assert run(["anonymize", "--data", "adult-train", "--method", "mondrian",
+                "--param", "k=50", "--out", str(rel)], capsys)[0] == 0
+    out_dir = tmp_path / "cmp"
+    code, out, err = run(["vectors", "--data", "adult-train", "--release", str(rel),
+                          "--release", "bucketization:k=50", "--release", "mondrian:k=100",
+                          "--properties", "class_size,sensitive_count",
+                          "--weights", "0.5,0.5", "--out", str(out_dir)], capsys)
+    assert code == 0, err
+    assert "over all properties" in out and "wtd:" in out
+    pairs = pd.read_csv(out_dir / "pairs.csv")
+    # the file read back is Mondrian at k = 50: the same partition as bucketization's
+    first = pairs[(pairs["first"] == str(rel)) & (pairs["second"] == "bucketization:k=50")]
+    assert set(first["relation"]) == {"equal"}
+    # k = 100 merges k = 50's classes?  Not necessarily, but its worst record is better
+    unary = pd.read_csv(out_dir / "unary.csv").set_index(["release", "property"])
+    assert unary.loc[("mondrian:k=100", "class_size"), "worst"] >= 100
+    assert {"class_size.png", "sensitive_count.png", "vectors.json"} <= {
+        p.name for p in out_dir.iterdir()}
+    data = json.loads((out_dir / "vectors.json").read_text())
+    assert data["settings"]["properties"] == ["class_size", "sensitive_count"]
+    assert len(data["decisions"]) == 3
+
+
+def test_vectors_errors(tmp_path, capsys):
+    assert "at least two releases" in error_of(
+        ["vectors", "--release", "mondrian:k=50"], capsys)
+    assert "neither a file nor a method spec" in error_of(
+        ["vectors", "--release", "mondrain:k=5", "--release", "mondrian:k=5"], capsys)
+    assert "is not defined for a perturbative release" in error_of(
+        ["vectors", "--data", "census", "--release", "mdav:k=5", "--release",
+         "noise:gamma=1", "--properties", "glm"], capsys)
+    assert "weights" in error_of(
+        ["vectors", "--release", "mondrian:k=50", "--release", "bucketization:k=50",
+         "--properties", "class_size", "--weights", "0.5,0.5"], capsys)
+
+
+# -- sdceval pbg ----------------------------------------------------------------------------
+def test_pbg_writes_archive_metrics_and_front(tmp_path, capsys):
+    out_dir = tmp_path / "pbg"
+    code, out, err = run(["pbg", "--data", "adult-train", "--qi", QIS,
+                          "--objectives", "k,l,glm", "--eps", "5,2,100", "--runs", "2",
+                          "--seed", "3", "--out", str(out_dir)], capsys)
+    assert code == 0, err
+    assert "k, l_distinct, glm" in out and "minimal PBGs" in out
+    metrics = json.loads((out_dir / "metrics.json").read_text())
+    assert metrics["eps"] == [5.0, 2.0, 100.0]
+    assert [r["seed"] for r in metrics["runs"]] == [3, 4]
+    archive = pd.read_csv(out_dir / "archive.csv")
+    assert {"age", "education", "race", "sex", "k", "l_distinct", "glm"} <= set(archive)
+    assert (out_dir / "front.png").stat().st_size > 0
+    runs = pd.read_csv(out_dir / "runs.csv")
+    assert runs["rr"].between(0, 1).all() and "rr_unit_archive" in runs
+
+
+def test_pbg_errors(capsys):
+    assert "at least two objectives" in error_of(
+        ["pbg", "--qi", QIS, "--objectives", "glm"], capsys)
+    assert "Did you mean 'glm'" in error_of(
+        ["pbg", "--qi", QIS, "--objectives", "k,gml"], capsys)
+    assert "eps" in error_of(["pbg", "--qi", QIS, "--eps", "1,2,3"], capsys)
+    assert "eps" in error_of(["pbg", "--qi", QIS, "--eps", "1,-2"], capsys)
+
+
+# -- experiment jobs --------------------------------------------------------------------------
+def test_vectors_and_pbg_jobs_run(tmp_path):
+    p = tmp_path / "e.toml"
+    p.write_text(f"""
+[experiment]
+name = "t"
+[[vectors]]
+data = "adult-train"
+releases = ["mondrian:k=50", "mdav:k=50"]
+properties = ["class_size"]
+[vectors.roles]
+"mdav:k=50" = {{ numeric = ["age", "education-num"] }}
+[[pbg]]
+data = "adult-train"
+qi = {QIS.split(",")!r}
+objectives = ["k", "glm"]
+runs = 2
+exact = true
+[pbg.paper]
+rr = 0.94
+""".replace("'", '"'))
+    res = run_experiment(p, out=tmp_path / "out")
+    vec = next(iter(res.vectors.values()))
+    assert list(vec.comparison.pairs["property"]) == ["class_size"]
+    pbg = next(iter(res.pbgs.values()))
+    assert pbg.study.exact["minimal_pbgs"] == len(pbg.study.front)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Property vectors" in report and "## PBG-EA" in report
+    assert "| rr |" in report
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(results["pbg"]) and set(results["vectors"])
+
+
+def test_job_validation(tmp_path):
+    from sdceval import SdcevalError
+    p = tmp_path / "e.toml"
+    p.write_text('[[pbg]]\ndata = "adult-train"\nobjectives = ["k"]\n')
+    with pytest.raises(SdcevalError, match="at least two objectives"):
+        load_spec(p)
+    p.write_text('[[vectors]]\ndata = "adult-train"\nreleases = ["mondrian:k=5"]\n')
+    with pytest.raises(SdcevalError, match="at least two method specs"):
+        load_spec(p)
+    p.write_text('[[pbg]]\ndata = "adult-train"\nobjectives = ["k", "glm"]\neps = [1]\n')
+    with pytest.raises(SdcevalError, match="one positive number per objective"):
+        load_spec(p)
