@@ -519,7 +519,7 @@ def cmd_vectors(args) -> int:
 
 def cmd_pbg(args) -> int:
     from sdceval.core.fileio import write_json
-    from sdceval.experiments.pbg_job import paper_rows, write_pbg
+    from sdceval.experiments.pbg_job import write_pbg
     from sdceval.lattice.search import LatticeProblem
     from sdceval.pbg.study import pbg_study, resolve_objectives
     ds = _dataset(args)

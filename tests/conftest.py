@@ -14,3 +14,22 @@ def small_numeric():
     frame = pd.DataFrame({"a": a, "b": 2 * a + rng.normal(0, 5, n),
                           "c": rng.gamma(2.0, 3.0, n), "name": [f"r{i}" for i in range(n)]})
     return Dataset(frame, Schema.from_roles(frame, numeric=["a", "b", "c"]), name="small")
+
+
+def cli_run(args, capsys):
+    """``sdceval -q ARGS`` in this process: exit code, stdout, stderr."""
+    from sdceval.cli import main
+    code = main(["-q", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def cli_error(args, capsys) -> str:
+    """The one-line message of a command that must fail with exit code 2."""
+    from sdceval.cli import EXIT_ERROR
+    code, out, err = cli_run(args, capsys)
+    assert code == EXIT_ERROR, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sdceval: error: "), err
+    assert "Traceback" not in err
+    return lines[0]

@@ -8,10 +8,11 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import cli_error, cli_run
 
 from sdceval import SdcevalError
 from sdceval import cli
-from sdceval.cli import EXIT_ERROR, EXIT_SIGINT, main
+from sdceval.cli import EXIT_SIGINT
 from sdceval.core.loaders import open_dataset
 from sdceval.lattice.search import LatticeProblem, optimal
 from sdceval.privacy import make_model, model_class, parse_model_spec
@@ -31,19 +32,11 @@ def ds():
 
 
 def run(args, capsys):
-    code = main(["-q", "lattice", *args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return cli_run(["lattice", *args], capsys)
 
 
 def error_of(args, capsys) -> str:
-    """The one-line message of a command that must fail with exit code 2."""
-    code, out, err = run(args, capsys)
-    assert code == EXIT_ERROR, (code, out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sdceval: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
+    return cli_error(["lattice", *args], capsys)
 
 
 def objective_lines(out: str) -> dict:

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from sdceval.cli import EXIT_ERROR, main
+from conftest import cli_error, cli_run
 from sdceval.experiments import load_spec, run_experiment
 
 QIS = "age,education,race,sex"
@@ -18,17 +18,11 @@ def cache_in_tmp(tmp_path, monkeypatch):
 
 
 def run(args, capsys):
-    code = main(["-q", *args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return cli_run(args, capsys)
 
 
 def error_of(args, capsys) -> str:
-    code, out, err = run(args, capsys)
-    assert code == EXIT_ERROR, (code, out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sdceval: error: "), err
-    return lines[0]
+    return cli_error(args, capsys)
 
 
 # -- sdceval vectors ------------------------------------------------------------------

@@ -324,12 +324,19 @@ def _s_l_all(batch, outcome, ctx):
            "class, suppressed ones included (a lower bound of cm that never decreases "
            "upward)", needs=("label",), integer=True)
 def _cm_all(batch, outcome, ctx):
-    if batch.label_class is None:
-        batch.label_matrix()  # raises the message
     if not batch.n_classes:
         return np.zeros(batch.n_nodes)
+    return batch.node_sum(_minority(batch))
+
+
+def _minority(batch) -> np.ndarray:
+    """Per class, the records whose label is not the class's majority label."""
+    if batch.label_class is None:
+        batch.label_matrix()  # raises the message
+    # label pairs are sorted by class and every class has one: the majority count is a
+    # maximum over each class's run
     top = np.maximum.reduceat(batch.label_count, batch.label_starts).astype(np.float64)
-    return batch.node_sum(batch.sizes - top)
+    return batch.sizes - top
 
 
 def _class_loss(batch, ctx, which: np.ndarray) -> np.ndarray:
@@ -379,14 +386,11 @@ def _cm(batch, outcome, ctx):
 
 
 def _cm_count(batch, outcome, ctx):
-    if batch.label_class is None:
-        batch.label_matrix()  # raises the message
     if not batch.n_classes:
+        if batch.label_class is None:
+            batch.label_matrix()  # raises the message
         return np.zeros(batch.n_nodes)
-    # label pairs are sorted by class and every class has one: the majority count is a
-    # maximum over each class's run
-    top = np.maximum.reduceat(batch.label_count, batch.label_starts).astype(np.float64)
-    return _kept_sum(batch, outcome, batch.sizes - top) + outcome.suppressed
+    return _kept_sum(batch, outcome, _minority(batch)) + outcome.suppressed
 
 
 @_register("cm_fraction", "min", "cm / N", needs=("label",), monotone=_loss_monotone)

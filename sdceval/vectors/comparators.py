@@ -21,7 +21,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from sdceval.core.errors import SdcevalError, plain, suggest, unknown
+from sdceval.core.errors import SdcevalError, plain, unknown
 from sdceval.vectors.indices import (
     BINARY_INDICES, UNARY_INDICES, as_upsilon, check_keys, direction_map, log_p_hv,
     paired_upsilons,
@@ -239,12 +239,7 @@ def _order(order: Any, keys: list[Hashable]) -> list[Hashable]:
         raise SdcevalError(f"order must be a sequence of property names, got "
                            f"{plain(order)!r}.")
     order = list(order)
-    strange = [k for k in order if k not in keys]
-    if strange:
-        raise SdcevalError(
-            f"order names property {_key(strange[0])}, which is not compared."
-            f"{suggest(str(strange[0]), map(str, keys))} Properties: "
-            f"{', '.join(map(_key, keys))}.")
+    check_keys(dict.fromkeys(order), keys, "order")
     if len(order) != len(keys) or len(set(order)) != len(order):
         raise SdcevalError(
             f"order must list every property exactly once, most relevant first (D09 "
