@@ -890,7 +890,9 @@ def main(argv=None) -> int:
                 threads.budget()  # a bad SDCEVAL_THREADS is an error before any work
                 if args.quiet:  # read by the progress bars of long searches, in workers too
                     os.environ["SDCEVAL_QUIET"] = "1"
-                code = args.func(args)
+                from sdceval.core.fileio import protection_scope
+                with protection_scope():  # this command's inputs, not the next one's
+                    code = args.func(args)
                 sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except SdcevalError as exc:
             code, error = EXIT_ERROR, exc

@@ -136,3 +136,19 @@ def test_job_validation(tmp_path):
     p.write_text('[[pbg]]\ndata = "adult-train"\nobjectives = ["k", "glm"]\neps = [1]\n')
     with pytest.raises(SdcevalError, match="one positive number per objective"):
         load_spec(p)
+
+
+def test_inputs_are_protected_for_one_command_only(tmp_path, capsys, monkeypatch):
+    # `vectors --release rel.csv` protects rel.csv while it runs; a later command in
+    # the same process may write it (as a later shell command may)
+    monkeypatch.chdir(tmp_path)
+    args = ["anonymize", "--data", "adult-train", "--method", "mondrian", "--param", "k=50",
+            "--out", "rel.csv"]
+    assert run(args, capsys)[0] == 0
+    assert run(["vectors", "--release", "rel.csv", "--release", "bucketization:k=50",
+                "--properties", "class_size"], capsys)[0] == 0
+    assert run(args, capsys)[0] == 0
+    # within one command the input stays protected
+    assert "input file" in error_of(["anonymize", "--data", "rel.csv", "--method",
+                                     "mondrian", "--qi", "age", "--param", "k=50",
+                                     "--out", "rel.csv"], capsys)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -29,6 +30,18 @@ except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
 _protected: set[Path] = set()
 #: temporary files being written right now (removed by `remove_partial_files`)
 _pending: set[Path] = set()
+
+
+@contextmanager
+def protection_scope():
+    """Files protected inside the block stay protected only until it ends: one command's
+    inputs are not another's (several ``sdceval.cli.main`` calls in one process)."""
+    before = set(_protected)
+    try:
+        yield
+    finally:
+        _protected.clear()
+        _protected.update(before)
 
 
 def protect(*paths) -> None:
