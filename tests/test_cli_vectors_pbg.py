@@ -76,7 +76,8 @@ def test_pbg_writes_archive_metrics_and_front(tmp_path, capsys):
     assert metrics["eps"] == [5.0, 2.0, 100.0]
     assert [r["seed"] for r in metrics["runs"]] == [3, 4]
     archive = pd.read_csv(out_dir / "archive.csv")
-    assert {"age", "education", "race", "sex", "k", "l_distinct", "glm"} <= set(archive)
+    assert {"age", "education", "race", "sex", "k", "l_distinct", "glm", "seed"} <= set(archive)
+    assert set(archive["seed"]) == {3, 4}
     assert (out_dir / "front.png").stat().st_size > 0
     runs = pd.read_csv(out_dir / "runs.csv")
     assert runs["rr"].between(0, 1).all() and "rr_unit_archive" in runs

@@ -235,3 +235,19 @@ def test_pair_indices_equal_the_single_indices(higher):
         assert got["relation"] == ix.relation(a, b, **kw)
     # a loss without a worst point has no hypervolume: reported missing, not refused
     assert math.isnan(ix.pair_indices([1.0, 2.0], [2.0, 1.0], False)["log_p_hv_12"])
+
+
+def test_perturbative_release_linkage_distance():
+    census = sdceval.load_dataset("census")
+    noise = sdceval.anonymize(census, "noise", gamma=1.0, seed=2)
+    mdav = sdceval.anonymize(census, "mdav", k=5)
+    assert defined_properties(census, noise) == ["linkage_distance"]
+    assert defined_properties(census, mdav) == ["class_size", "linkage_distance"]
+    v = property_vectors(census, noise)
+    m = sdceval.evaluate(census, noise, "linkage_risk")
+    assert np.array_equal(v["linkage_distance"].to_numpy(), m.per_record)
+    assert v.attrs["higher_is_better"]["linkage_distance"] is True
+    comp = compare_releases(census, {"noise": noise, "mdav": mdav})
+    assert comp.settings["properties"] == ["linkage_distance"]
+    row = comp.pairs.iloc[0]
+    assert row["p_binary_12"] + row["p_binary_21"] <= census.n

@@ -25,9 +25,9 @@ A job is one objective set and discretization vector on one lattice::
 The runs are split over the executor's workers (the exhaustive table is computed once
 first, then read from the disk cache by every worker).  Files (``<key>`` the job's key):
 ``<key>_runs.csv`` (one row per run and algorithm), ``<key>_summary.csv`` (mean and
-variance), ``<key>_front.csv`` (the minimal PBGs M), ``<key>_archive.csv`` (the first
-run's archive) and ``<key>_front.png`` (M and that archive, every pair of objectives:
-the paper's Figs. 1–3).
+variance), ``<key>_front.csv`` (the minimal PBGs M), ``<key>_archive.csv`` (every run's
+archive, with its seed) and ``<key>_front.png`` (M and the first run's archive, every
+pair of objectives: the paper's Figs. 1–3).
 """
 from __future__ import annotations
 
@@ -180,8 +180,11 @@ def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
     out = Path(out)
     files = [write_csv(study.metrics, out / f"{prefix}runs.csv"),
              write_csv(study.summary(), out / f"{prefix}summary.csv")]
+    # every run's archive, one row per member, with the run's seed
+    archives = [r.to_frame().assign(seed=r.seed) for r in study.runs]
+    files.append(write_csv(pd.concat(archives, ignore_index=True) if archives
+                           else pd.DataFrame(), out / f"{prefix}archive.csv"))
     archive = study.runs[0].to_frame() if study.runs else pd.DataFrame()
-    files.append(write_csv(archive, out / f"{prefix}archive.csv"))
     if study.front is not None:
         files.append(write_csv(study.front, out / f"{prefix}front.csv"))
     files.append(plot_pbg_front(study.front, archive, study.objectives, study.goals,
