@@ -62,8 +62,9 @@ def test_exact_search_skips_nodes_where_the_bounds_allow(problem):
     res = exact_minimal_pbgs(problem, ["k", "glm"], progress=False)
     assert res.nodes_evaluated < problem.lattice.size
     assert res.bounds["k"].startswith("the successors")
-    # no bound on CM from above: the bottom node's minority count is all it knows
-    assert "bottom" in exact_minimal_pbgs(problem, ["k", "cm"], progress=False).bounds["cm"]
+    # no bound on CM from above: every node is evaluated, in the engine's batches
+    res = exact_minimal_pbgs(problem, ["k", "cm"], progress=False)
+    assert res.bounds["cm"].startswith("none") and res.nodes_evaluated == problem.lattice.size
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -149,3 +150,13 @@ def test_paper_aliases_and_bad_input(problem):
         pbg_study(problem, ["k", "glm"], [1, 1, 1], runs=1)
     with pytest.raises(SdcevalError, match="runs"):
         pbg_study(problem, ["k", "glm"], runs=0)
+
+
+def test_exact_search_without_a_bound_evaluates_everything_in_batches(problem):
+    # t has no bound here: nothing can be skipped, the answer is still M exactly
+    table = evaluate_all(problem, ["k", "t"], cache=False, progress=False)
+    want = minimal_pbgs(table, ["k", "t"])
+    res = exact_minimal_pbgs(problem, ["k", "t"], progress=False)
+    assert _levels(res.front, problem) == _levels(want, problem)
+    assert res.nodes_evaluated == problem.lattice.size
+    assert res.bounds["t"].startswith("none")

@@ -31,9 +31,8 @@ name                   goal   definition
 ``discernibility``     min    ``Σ_E |E|² + N·N_sup`` (Bayardo & Agrawal)
 ``avg_class_size``     min    ``(N − N_sup) / #E`` (LeFevre et al.'s C_avg without /k)
 ``s_k_all``            —      ``Σ|E|²`` over every class, suppressed ones included
-``s_l_all``            —      ``Σ_E Σ_s c_E(s)²`` over every class
-``cm_all``             —      ``Σ_E (|E| − max_y c_E(y))`` over every class (no suppression
-                              charge); these three are bounds for the exact PBG search
+``s_l_all``            —      ``Σ_E Σ_s c_E(s)²`` over every class (these two bound S_k and
+                              S_ℓ in the exact PBG search, `sdceval.pbg.exact`)
 ``nu_entropy``         min    ARX's non-uniform entropy, monotonic variant
                               (``MetricMDNUEntropyPrecomputed``; `sdceval.lattice.entropy`):
                               ``Σ_q Σ_records −log2 P(leaf | its value at the node's
@@ -318,15 +317,6 @@ def _s_l_all(batch, outcome, ctx):
     sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
                      minlength=batch.n_classes)
     return batch.node_sum(sq)
-
-
-@_register("cm_all", None, "records whose label is not their class's majority, over every "
-           "class, suppressed ones included (a lower bound of cm that never decreases "
-           "upward)", needs=("label",), integer=True)
-def _cm_all(batch, outcome, ctx):
-    if not batch.n_classes:
-        return np.zeros(batch.n_nodes)
-    return batch.node_sum(_minority(batch))
 
 
 def _minority(batch) -> np.ndarray:
