@@ -98,6 +98,11 @@ def test_nsga2_keeps_the_budget_and_is_reproducible(problem):
     from sdceval.pbg.metrics import rr
     assert rr(every.values, m, [1, 1], ["max", "min"]) >= rr(a.values, m, [1, 1],
                                                             ["max", "min"])
+    # one run gives both answers, the same as two runs with the same seed
+    from sdceval.pbg.baseline import nsga2_answers
+    both = nsga2_answers(NodeQuality.from_table(problem, ["k", "glm"], table), 60, seed=3)
+    assert np.array_equal(both["population"].values, a.values)
+    assert np.array_equal(both["evaluated"].values, every.values)
     with pytest.raises(SdcevalError, match="budget"):
         nsga2(NodeQuality.from_table(problem, ["k", "glm"], table), 0)
     with pytest.raises(SdcevalError, match="answer"):

@@ -202,6 +202,20 @@ def test_bad_input(toy, tables):
         compare_releases(toy, {"a": mine, "b": other})
     with pytest.raises(SdcevalError, match="weights"):
         compare_releases(toy, tables, ["class_size"], weights=[0.5, 0.6])
+    with pytest.raises(SdcevalError, match="rank_point names 'glm'"):
+        compare_releases(toy, tables, ["class_size"], rank_point={"glm": 1.0})
+    with pytest.raises(SdcevalError, match="must be a number"):
+        compare_releases(toy, tables, ["class_size"], rank_point={"class_size": [1, 2]})
+
+
+def test_rank_point_orders_releases(toy, tables):
+    # DEWRI §2.2: D_max = 10 ranks 𝒯_3b first, D_max = 7 ranks 𝒯_4 first
+    for d_max, best in ((10.0, "T3b"), (7.0, "T4")):
+        comp = compare_releases(toy, {"T3b": tables["T3b"], "T4": tables["T4"]},
+                                ["class_size"], rank_point={"class_size": d_max})
+        assert comp.overall["rank_class_size"].iloc[0] == best
+        ranks = comp.unary.set_index("release")["p_rank"]
+        assert ranks.idxmin() == best
 
 
 def test_flipped_direction(toy, tables):

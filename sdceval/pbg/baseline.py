@@ -40,6 +40,15 @@ ANSWERS = ("population", "evaluated")
 
 def nsga2(quality: NodeQuality, budget: int, *, pop_size: int = 25, seed: int = 0,
           p_cross: float = 0.9, answer: str = "population") -> EARun:
+    """NSGA-II with one answer (`nsga2_answers` documents the parameters)."""
+    if answer not in ANSWERS:
+        raise SdcevalError(f"answer must be one of {', '.join(ANSWERS)}, got {answer!r}")
+    return nsga2_answers(quality, budget, pop_size=pop_size, seed=seed, p_cross=p_cross,
+                         answers=(answer,))[answer]
+
+
+def nsga2_answers(quality: NodeQuality, budget: int, *, pop_size: int = 25,
+                  seed: int = 0, p_cross: float = 0.9, answers=ANSWERS) -> dict:
     """NSGA-II (pymoo) over ``quality``'s lattice until ``budget`` distinct nodes have
     been evaluated (module docstring).
 
@@ -55,16 +64,17 @@ def nsga2(quality: NodeQuality, budget: int, *, pop_size: int = 25, seed: int = 
     seed : int
     p_cross : float
         Crossover probability of the simulated binary crossover.
-    answer : {"population", "evaluated"}
+    answers : sequence of {"population", "evaluated"}
         NSGA-II's own answer, the non-dominated members of its final population (at
-        most ``pop_size``), or the non-dominated set of every node it evaluated (an
-        external archive without boxes, which PBG-EA's archive approximates).
+        most ``pop_size``), and/or the non-dominated set of every node it evaluated (an
+        external archive without boxes, which PBG-EA's archive approximates); one run
+        gives both.
 
     Returns
     -------
-    EARun
-        ``levels``/``values`` of the final non-dominated set, ``nodes_evaluated``,
-        ``eps`` all ones (NSGA-II has no boxes), ``n_iterations`` the generations run.
+    dict answer -> EARun
+        ``levels``/``values`` of that answer, ``nodes_evaluated``, ``eps`` all ones
+        (NSGA-II has no boxes), ``n_iterations`` the generations run.
     """
     try:
         from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -82,8 +92,10 @@ def nsga2(quality: NodeQuality, budget: int, *, pop_size: int = 25, seed: int = 
     if isinstance(pop_size, bool) or not isinstance(pop_size, (int, np.integer)) \
             or pop_size < 2:
         raise SdcevalError(f"pop_size must be an integer >= 2, got {pop_size!r}")
-    if answer not in ANSWERS:
-        raise SdcevalError(f"answer must be one of {', '.join(ANSWERS)}, got {answer!r}")
+    bad = [a for a in answers if a not in ANSWERS]
+    if bad or not answers:
+        raise SdcevalError(f"answer must be one of {', '.join(ANSWERS)}, got "
+                           f"{bad[0] if bad else 'none'!r}")
     lat = quality.lattice
     heights = lat.heights.astype(np.float64)
     seen_before = len(quality.evaluated_ids)
@@ -115,20 +127,24 @@ def nsga2(quality: NodeQuality, budget: int, *, pop_size: int = 25, seed: int = 
         generations += 1
         if generations > 100 * budget:  # pragma: no cover - a lattice smaller than budget
             break
-    if answer == "population":
-        levels = np.clip(np.rint(algorithm.opt.get("X")), 0, heights).astype(np.int64)
-        values = quality.evaluate(levels)
-    else:
-        from sdceval.pbg.dominance import pareto_mask
-        levels = lat.decode(quality.evaluated_ids[seen_before:])
-        values = quality.evaluate(levels)
-        best = pareto_mask(values, quality.goals)
-        levels, values = levels[best], values[best]
-    _, first = np.unique(values, axis=0, return_index=True)
-    keep = np.sort(first)
-    return EARun(levels=levels[keep], values=values[keep], objectives=quality.objectives,
-                 goals=quality.goals, eps=tuple(1.0 for _ in quality.objectives),
-                 nodes_evaluated=int(quality.n_evaluated - start), seed=int(seed),
-                 qis=tuple(lat.names), n_pop=int(pop_size), n_iterations=generations,
-                 p_cross=float(p_cross), p_mut=float("nan"), lattice_size=int(lat.size),
-                 seconds=time.perf_counter() - t0)
+    out = {}
+    for answer in answers:
+        if answer == "population":
+            levels = np.clip(np.rint(algorithm.opt.get("X")), 0, heights).astype(np.int64)
+            values = quality.evaluate(levels)
+        else:
+            from sdceval.pbg.dominance import pareto_mask
+            levels = lat.decode(quality.evaluated_ids[seen_before:])
+            values = quality.evaluate(levels)
+            best = pareto_mask(values, quality.goals)
+            levels, values = levels[best], values[best]
+        _, first = np.unique(values, axis=0, return_index=True)
+        keep = np.sort(first)
+        out[answer] = EARun(
+            levels=levels[keep], values=values[keep], objectives=quality.objectives,
+            goals=quality.goals, eps=tuple(1.0 for _ in quality.objectives),
+            nodes_evaluated=int(quality.n_evaluated - start), seed=int(seed),
+            qis=tuple(lat.names), n_pop=int(pop_size), n_iterations=generations,
+            p_cross=float(p_cross), p_mut=float("nan"), lattice_size=int(lat.size),
+            seconds=time.perf_counter() - t0)
+    return out

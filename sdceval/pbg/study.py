@@ -176,13 +176,12 @@ def pbg_study(problem: LatticeProblem, objectives, eps=1.0, *, runs: int = 20,
         study.runs.append(run)
         rows.append(_score(run, front, eps_arr, goals, "pbg_ea", unit))
         if baseline:
-            from sdceval.pbg.baseline import nsga2
-            b = nsga2(quality_of(), run.nodes_evaluated, pop_size=n_pop, seed=s)
-            study.baseline.append(b)
-            rows.append(_score(b, front, eps_arr, goals, "nsga2"))
-            e = nsga2(quality_of(), run.nodes_evaluated, pop_size=n_pop, seed=s,
-                      answer="evaluated")
-            rows.append(_score(e, front, eps_arr, goals, "nsga2_all_evaluated"))
+            from sdceval.pbg.baseline import nsga2_answers
+            both = nsga2_answers(quality_of(), run.nodes_evaluated, pop_size=n_pop, seed=s)
+            study.baseline.append(both["population"])
+            rows.append(_score(both["population"], front, eps_arr, goals, "nsga2"))
+            rows.append(_score(both["evaluated"], front, eps_arr, goals,
+                               "nsga2_all_evaluated"))
         say(f"run {i + 1}/{runs}: archive {len(run.values)}, {run.nodes_evaluated} nodes"
             + (f", RR {rows[-1 - 2 * baseline]['rr']:.3f}" if front is not None else ""))
     pbar.update(1)

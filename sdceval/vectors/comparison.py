@@ -200,8 +200,11 @@ def compare_releases(dataset, releases, properties: Sequence[str] | None = None,
         GOAL vector (one target value of ``index`` per property): adds the GOAL decision.
     normalize : None, "share" or callable
         WTD's normalization of the index values (DEWRI A8).
-    rank_point : mapping property -> D_max, optional
-        The point of interest of P_rank per property (a scalar or a vector).
+    rank_point : mapping property -> number, optional
+        The point of interest D_max of P_rank per property: every record at that value
+        (D09 §5.1: "quite often the property vector that offers the maximum measure of
+        the property for every tuple"); a number, because excluded records leave each
+        pair with its own records.
     rank_tol : float
         P_rank's tolerance.
 
@@ -231,6 +234,13 @@ def compare_releases(dataset, releases, properties: Sequence[str] | None = None,
     frames = _frames(dataset, releases, properties, suppressed, suppressed_values,
                      directions)
     props = _check_frames(frames)
+    for p, v in (rank_point or {}).items():
+        if p not in props:
+            raise SdcevalError(f"rank_point names {p!r}, which is not compared "
+                               f"({', '.join(props)})")
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise SdcevalError(f"rank_point[{p!r}] must be a number (D_max: every record "
+                               f"at that value), got {type(v).__name__}")
     unary = _unary(frames, props, rank_point, rank_tol)
     pair_rows, overall_rows, decisions = [], [], []
     labels = list(frames)
