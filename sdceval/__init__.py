@@ -25,6 +25,8 @@ _EXPORTS = {
     "Measurement": "sdceval.core.measurement", "SdcevalError": "sdceval.core.errors",
     "load_dataset": "sdceval.core.loaders", "open_dataset": "sdceval.core.loaders",
     "get_method": "sdceval.catalog", "get_measure": "sdceval.catalog",
+    "property_vectors": "sdceval.vectors.properties",
+    "compare_releases": "sdceval.vectors.comparison",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdceval.core.measurement import Measurement
     from sdceval.core.release import Release
     from sdceval.core.schema import Schema
+    from sdceval.vectors.comparison import compare_releases
+    from sdceval.vectors.properties import property_vectors
 
 
 def __getattr__(name: str):
@@ -64,4 +68,4 @@ def evaluate(dataset: "Dataset", release: "Release", measure: str, **params) -> 
 
 __all__ = ["Dataset", "Schema", "Hierarchy", "Release", "Measurement", "SdcevalError",
            "load_dataset", "open_dataset", "anonymize", "evaluate", "get_method",
-           "get_measure", "__version__"]
+           "get_measure", "property_vectors", "compare_releases", "__version__"]
