@@ -32,7 +32,7 @@ def test_vectors_compares_method_specs_and_a_release_file(tmp_path, capsys):
                 "--param", "k=50", "--out", str(rel)], capsys)[0] == 0
     out_dir = tmp_path / "cmp"
     code, out, err = run(["vectors", "--data", "adult-train", "--release", str(rel),
-                          "--release", "bucketization:k=50", "--release", "mondrian:k=100",
+                          "--release", "bucketization:k=50",
                           "--properties", "class_size,sensitive_count",
                           "--weights", "0.5,0.5", "--out", str(out_dir)], capsys)
     assert code == 0, err
@@ -41,14 +41,13 @@ def test_vectors_compares_method_specs_and_a_release_file(tmp_path, capsys):
     # the file read back is Mondrian at k = 50: the same partition as bucketization's
     first = pairs[(pairs["first"] == str(rel)) & (pairs["second"] == "bucketization:k=50")]
     assert set(first["relation"]) == {"equal"}
-    # k = 100 merges k = 50's classes?  Not necessarily, but its worst record is better
     unary = pd.read_csv(out_dir / "unary.csv").set_index(["release", "property"])
-    assert unary.loc[("mondrian:k=100", "class_size"), "worst"] >= 100
+    assert unary.loc[("bucketization:k=50", "class_size"), "worst"] >= 50
     assert {"class_size.png", "sensitive_count.png", "vectors.json"} <= {
         p.name for p in out_dir.iterdir()}
     data = json.loads((out_dir / "vectors.json").read_text())
     assert data["settings"]["properties"] == ["class_size", "sensitive_count"]
-    assert len(data["decisions"]) == 3
+    assert len(data["decisions"]) == 1
 
 
 def test_vectors_errors(tmp_path, capsys):
@@ -93,6 +92,7 @@ def test_pbg_errors(capsys):
 
 
 # -- experiment jobs --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_vectors_and_pbg_jobs_run(tmp_path):
     p = tmp_path / "e.toml"
     p.write_text(f"""

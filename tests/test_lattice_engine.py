@@ -24,7 +24,7 @@ heights_st = st.lists(st.integers(0, 4), min_size=1, max_size=5)
 
 
 # -- lattice ---------------------------------------------------------------------------
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(heights_st)
 def test_ids_round_trip_in_lexicographic_order(heights):
     lat = Lattice(heights)
@@ -41,7 +41,7 @@ def test_ids_round_trip_in_lexicographic_order(heights):
     assert np.array_equal(lat.height_of(every), every.sum(axis=1))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(heights_st, st.data())
 def test_neighbours_differ_by_one_level_on_one_qi(heights, data):
     lat = Lattice(heights)
@@ -194,7 +194,7 @@ def assert_table_matches(ds, engine, table, levels):
     assert same_partition(rec, record_class)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(small_dataset(), st.booleans())
 def test_class_tables_equal_brute_force_on_every_node(ds, packed):
     engine = NodeEngine(ds, packed=packed)

@@ -156,7 +156,7 @@ def brute_objectives(ds, levels, eta):
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_dataset(), st.data())
 def test_objectives_equal_brute_force_and_release_measures(ds, data):
     heights = [ds.hierarchy(q).height for q in ds.schema.qis]
@@ -221,7 +221,7 @@ def exhaustive_pick(table, qis, objective):
 OPTIMIZABLE = [n for n, o in OBJECTIVES.items() if o.goal is not None]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_dataset(max_qis=3), st.data())
 def test_optimal_equals_exhaustive_minimum(ds, data):
     rule = data.draw(st.sampled_from(["dewri", "arx"]))

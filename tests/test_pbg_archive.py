@@ -87,7 +87,7 @@ def _stream(draw):
     return vals, goals, eps, K
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_stream())
 def test_algorithm1_properties(case):
     vals, goals, eps, K = case

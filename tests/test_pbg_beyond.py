@@ -67,7 +67,7 @@ def test_exact_search_skips_nodes_where_the_bounds_allow(problem):
     assert res.bounds["cm"].startswith("none") and res.nodes_evaluated == problem.lattice.size
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_dataset(max_qis=3, max_n=60))
 def test_exact_search_on_random_data(ds):
     p = LatticeProblem(ds, rule="dewri", limit=0.05)
@@ -110,9 +110,9 @@ def test_nsga2_keeps_the_budget_and_is_reproducible(problem):
 
 
 def test_study_scores_every_run_and_is_reproducible(problem):
-    s1 = pbg_study(problem, "k,l,glm", [2, 1, 50], runs=3, seed=5, baseline=True,
+    s1 = pbg_study(problem, "k,l,glm", [2, 1, 50], runs=2, seed=5, baseline=True,
                    cache=False)
-    s2 = pbg_study(problem, ["k", "l_distinct", "glm"], [2, 1, 50], runs=3, seed=5,
+    s2 = pbg_study(problem, ["k", "l_distinct", "glm"], [2, 1, 50], runs=2, seed=5,
                    baseline=True, cache=False)
     assert s1.objectives == ["k", "l_distinct", "glm"]
     pd.testing.assert_frame_equal(s1.metrics.drop(columns="seconds"),
@@ -120,11 +120,11 @@ def test_study_scores_every_run_and_is_reproducible(problem):
     m = s1.metrics
     assert list(m["algorithm"].unique()) == ["pbg_ea", "nsga2", "nsga2_all_evaluated"]
     ea = m[m["algorithm"] == "pbg_ea"]
-    assert ea["seed"].tolist() == [5, 6, 7]
+    assert ea["seed"].tolist() == [5, 6]
     assert ((ea["rr"] >= 0) & (ea["rr"] <= 1)).all()
     assert (ea["ce_mean"] * ea["archive"]).round(12).tolist() == ea["ce"].round(12).tolist()
     # reading ii of A35: an ε = 1 run per seed, scored at the coarse boxes
-    assert "rr_unit_archive" in m.columns and len(s1.unit_runs) == 3
+    assert "rr_unit_archive" in m.columns and len(s1.unit_runs) == 2
     # the NSGA-II budget is the PBG-EA run's node count with the same seed
     nb = m[m["algorithm"] == "nsga2"]["nodes_evaluated"].to_numpy()
     assert (nb >= ea["nodes_evaluated"].to_numpy()).all()

@@ -178,7 +178,7 @@ def test_not_monotone_with_suppression_by_hand(name, params, a, b, rest, s):
 ALL = CONFIGS + [("cl", dict(c=2, l=3)), ("l", dict(l=1.5, variant="entropy"))]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=4, max_size=4),
        st.lists(st.integers(0, 6), min_size=4, max_size=4),
        st.lists(st.integers(1, 9), min_size=4, max_size=4),

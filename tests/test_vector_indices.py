@@ -119,7 +119,7 @@ def test_p_spr_worked_examples():
     assert (p_spr(T4, T3A), p_spr(T3A, T4)) == (18, 0)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pair())
 def test_spread_observation_identity(ab):
     # D10 §4.1 Observation: P_spr(a,b) - P_spr(b,a) = sum(a) - sum(b)
@@ -129,7 +129,7 @@ def test_spread_observation_identity(ab):
         == sum(b) - sum(a)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pair(st.floats(-1e3, 1e3)))
 def test_spread_observation_identity_floats(ab):
     a, b = ab
@@ -137,7 +137,7 @@ def test_spread_observation_identity_floats(ab):
                                                       abs=1e-9)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pair())
 def test_lower_is_better_equals_negation(ab):
     a, b = ab
@@ -227,7 +227,7 @@ def test_p_hv_on_large_n_is_finite(n):
     assert la == pytest.approx(log_volume(a), rel=1e-12)  # Π min << Π a at this N
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(1, 8).flatmap(lambda n: st.tuples(
     st.lists(st.integers(1, 20), min_size=n, max_size=n),
     st.lists(st.integers(1, 20), min_size=n, max_size=n))))
