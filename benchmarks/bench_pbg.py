@@ -39,12 +39,12 @@ def main():
     from sdceval.pbg.ea import pbg_ea
     from sdceval.pbg.exact import exact_minimal_pbgs
     from sdceval.pbg.quality import NodeQuality
-    from sdceval.pbg.study import TABLE_OBJECTIVES
+    from sdceval.pbg.study import table_objectives
 
     base = load_dataset("adult-train")
     ds = Dataset(base.frame, base.schema.with_roles(qi=QIS), name="adult-train (8 QIs)")
     problem = LatticeProblem(ds, rule="dewri", limit=0.01)
-    cols = [o for o in TABLE_OBJECTIVES if o in problem.objectives_available()]
+    cols = table_objectives(problem, [])
     t0 = time.perf_counter()
     table = evaluate_all(problem, cols, progress=False)
     print(f"exhaustive table of {len(table):,} nodes ({', '.join(cols)}), cold: "

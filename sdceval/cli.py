@@ -96,6 +96,15 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
                             "dropped from the release (default: none)")
 
 
+def _add_suppression_options(p: argparse.ArgumentParser) -> None:
+    """The lattice's suppression rule and limit (``lattice`` and ``pbg``)."""
+    p.add_argument("--rule", default="dewri", choices=["dewri", "arx"],
+                   help="suppression rule: dewri (Dewri et al. 2010 §6) or arx (suppress "
+                        "every violating class)")
+    p.add_argument("--max-suppression", type=float, default=0.01,
+                   help="suppression limit: a fraction of the records if < 1, else a count")
+
+
 def _split(text):
     return [t.strip() for t in text.split(",") if t.strip()] if text else None
 
@@ -661,11 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", action="append", default=[], metavar="SPEC",
                    help="privacy model to enforce, repeatable: k=5, l=3,variant=distinct, "
                         "t=0.2, delta=1.5, cl:c=3,l=2 (default: none)")
-    s.add_argument("--rule", default="dewri", choices=["dewri", "arx"],
-                   help="suppression rule: dewri (Dewri et al. 2010 §6) or arx (suppress "
-                        "every violating class)")
-    s.add_argument("--max-suppression", type=float, default=0.01,
-                   help="suppression limit: a fraction of the records if < 1, else a count")
+    _add_suppression_options(s)
     s.add_argument("--levels", help="evaluate: the node, one level per QI "
                                     "(e.g. 1,0,2) or named (age=2,sex=1) (default: "
                                     "the bottom node, all levels 0)")
@@ -723,10 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "objective, or one for all (default: all ones)")
     s.add_argument("--runs", type=int, default=20, help="seeded runs (seeds seed, seed+1, ...)")
     s.add_argument("--seed", type=int, default=0, help="seed of the first run")
-    s.add_argument("--rule", default="dewri", choices=["dewri", "arx"],
-                   help="suppression rule (Dewri et al. 2010 §6: dewri)")
-    s.add_argument("--max-suppression", type=float, default=0.01,
-                   help="suppression limit: a fraction of the records if < 1, else a count")
+    _add_suppression_options(s)
     s.add_argument("--baseline", action="store_true",
                    help="also NSGA-II (pymoo) with the same node budget per run")
     s.add_argument("--exact", action="store_true",

@@ -94,13 +94,11 @@ def _problem(data_ref, rule, max_suppression):
 def task_pbg_table(data_ref, objectives, rule, max_suppression) -> int:
     """Fill the disk cache with the exhaustive table the runs read (a pure task)."""
     from sdceval.lattice.search import MAX_EXHAUSTIVE_NODES, evaluate_all
-    from sdceval.pbg.study import TABLE_OBJECTIVES
+    from sdceval.pbg.study import table_objectives
     problem = _problem(data_ref, rule, max_suppression)
     if problem.lattice.size > MAX_EXHAUSTIVE_NODES:
         return 0
-    avail = problem.objectives_available()
-    cols = list(dict.fromkeys([*objectives, *(o for o in TABLE_OBJECTIVES if o in avail)]))
-    return len(evaluate_all(problem, cols, progress=False))
+    return len(evaluate_all(problem, table_objectives(problem, objectives), progress=False))
 
 
 def task_pbg(data_ref, objectives, eps, rule, max_suppression, seed, runs, baseline,

@@ -35,7 +35,8 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.vectors.comparison import ReleaseComparison, compare_releases
-from sdceval.vectors.properties import SUPPRESSED_MODES, get_property, property_vectors
+from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
+                                        get_property, property_vectors)
 
 
 def resolve_release(dataset, text: str, seed: int = 0):
@@ -118,21 +119,15 @@ def validate_vectors_options(opts: dict) -> dict:
 def task_vectors(data_ref, releases, properties, suppressed, roles, seed) -> dict:
     """Apply each release's method and compare them (a pure task for the executors)."""
     base = open_ref(data_ref)
-    frames, described = {}, []
+    made = {}  # label -> (its data set, its release)
     for text in releases:
         ds = open_ref({**data_ref, **roles[text]}) if text in roles else base
-        rel = resolve_release(ds, text, seed)
-        described.append(describe_release(text, rel))
-        frames[text] = property_vectors(ds, rel, properties, suppressed=suppressed,
-                                        label=text)
+        made[text] = (ds, resolve_release(ds, text, seed))
     if properties is None:
-        common = [c for c in next(iter(frames.values())).columns
-                  if all(c in f.columns for f in frames.values())]
-        frames = {k: f[common] for k, f in frames.items()}
-        for k, f in frames.items():
-            f.attrs = {**f.attrs,
-                       "higher_is_better": {c: f.attrs["higher_is_better"][c] for c in common},
-                       "reference": {c: f.attrs["reference"][c] for c in common}}
+        properties = common_properties(made.values())
+    frames = {text: property_vectors(ds, rel, properties, suppressed=suppressed, label=text)
+              for text, (ds, rel) in made.items()}
+    described = [describe_release(text, rel) for text, (_, rel) in made.items()]
     comp = compare_releases(base, frames, suppressed=suppressed)
     comp.settings["releases_described"] = described
     return {"comparison": comp, "data": base.name, "n": base.n}

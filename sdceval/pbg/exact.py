@@ -157,24 +157,20 @@ def exact_minimal_pbgs(problem: LatticeProblem, objectives: Sequence[str],
         bounds = {n: _BOUND_WORDS[k] for n, k in kinds.items()}
         return ExactResult(front.reset_index(drop=True), list(names), goals, int(lat.size),
                            int(lat.size), bounds, time.perf_counter() - t0)
-    aux = sorted({_FROM_ABOVE[n] for n, k in kinds.items() if k == "above"}
-                 | ({"k"} if "k" in kinds.values() else set()))
-    aux = [a for a in aux if a not in names]
+    # the columns whose values at a successor bound a node from above (ℓ needs k's)
+    above = sorted({_FROM_ABOVE[n] for n, k in kinds.items() if k == "above"}
+                   | ({"k"} if "k" in kinds.values() else set()))
+    aux = [a for a in above if a not in names]
     problem.check_objectives(aux)
-    evaluated_cols = list(dict.fromkeys([*names, *aux]))
+    evaluated_cols = [*names, *aux]
     sign = np.array([-1.0 if g == "max" else 1.0 for g in goals])  # minimized sense
     size, d = lat.size, lat.n_qis
     strides = lat.strides
     # per "above" column: the best known upper bound (value if evaluated) of every node
-    upper = {c: np.full(size, np.inf) for c in {*(_FROM_ABOVE[n] for n, k in kinds.items()
-                                                  if k == "above"),
-                                               *(["k"] if "k" in kinds.values() else [])}}
-    level_bound = {}
+    upper = {c: np.full(size, np.inf) for c in above}
     ctx = problem.ctx
-    for n, kind in kinds.items():
-        if kind == "levels":
-            terms = get_objective(n).bound(ctx)
-            level_bound[n] = terms
+    level_bound = {n: get_objective(n).bound(ctx) for n, k in kinds.items()
+                   if k == "levels"}
     # distinct ℓ cannot exceed the number of sensitive values present
     n_sensitive = (int((ctx.table_counts > 0).sum()) if ctx.table_counts is not None
                    else np.inf)

@@ -44,6 +44,14 @@ PAPER_ALIASES = {"l": "l_distinct", "ℓ": "l_distinct", "S_k": "s_k", "S_l": "s
 TABLE_OBJECTIVES = ("k", "l_distinct", "s_k", "s_l", "glm", "cm")
 
 
+def table_objectives(problem: LatticeProblem, names) -> list[str]:
+    """``names`` and every `TABLE_OBJECTIVES` entry the data set supports: the columns
+    of the exhaustive table, the same for every setting on one lattice (one cache
+    entry)."""
+    avail = problem.objectives_available()
+    return list(dict.fromkeys([*names, *(o for o in TABLE_OBJECTIVES if o in avail)]))
+
+
 def resolve_objectives(objectives) -> list[str]:
     """Names from a list or a comma-separated string, the paper's aliases mapped
     (``k,l,glm`` -> ``k, l_distinct, glm``)."""
@@ -151,8 +159,7 @@ def pbg_study(problem: LatticeProblem, objectives, eps=1.0, *, runs: int = 20,
             "be computed; PBG-EA ran on the lattice engine")
         quality_of = lambda: NodeQuality(problem, names)  # noqa: E731
     else:
-        avail = problem.objectives_available()
-        cols = list(dict.fromkeys([*names, *(o for o in TABLE_OBJECTIVES if o in avail)]))
+        cols = table_objectives(problem, names)
         say(f"evaluating all {lat.size:,} nodes ({', '.join(cols)}) ...")
         table = evaluate_all(problem, cols, cache=cache, progress=False)
         study.front = minimal_pbgs(table, names, goals).reset_index(drop=True)

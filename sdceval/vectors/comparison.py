@@ -35,7 +35,8 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.release import Release
 from sdceval.vectors import comparators, indices
-from sdceval.vectors.properties import SUPPRESSED_MODES, property_vectors
+from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
+                                        property_vectors)
 
 #: binary indices reported for every pair, both ways
 PAIR_INDICES = ("p_binary", "p_cov", "p_spr", "p_hv")
@@ -218,19 +219,11 @@ def compare_releases(dataset, releases, properties: Sequence[str] | None = None,
     if index not in indices.BINARY_INDICES:
         raise SdcevalError(f"index must be one of {', '.join(indices.BINARY_INDICES)}, got "
                            f"{index!r}")
-    if properties is None and isinstance(releases, Mapping):
-        first = next((r for r in releases.values() if isinstance(r, Release)), None)
-        if first is not None:
-            from sdceval.vectors.properties import defined_properties
-            common = None
-            for r in releases.values():
-                if isinstance(r, Release):
-                    d = defined_properties(dataset, r)
-                    common = d if common is None else [p for p in common if p in d]
-            if not common:
-                raise SdcevalError("no property is defined for every release compared; "
-                                   "name the properties (e.g. properties=['class_size'])")
-            properties = common
+    if properties is None:
+        given = releases.values() if isinstance(releases, Mapping) else releases
+        rels = [r for r in given if isinstance(r, Release)]
+        if rels:
+            properties = common_properties((dataset, r) for r in rels)
     frames = _frames(dataset, releases, properties, suppressed, suppressed_values,
                      directions)
     props = _check_frames(frames)

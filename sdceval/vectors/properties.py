@@ -268,6 +268,19 @@ def defined_properties(dataset, release: Release) -> list[str]:
     return [p.name for p in PROPERTIES.values() if p.undefined_for(dataset, release) is None]
 
 
+def common_properties(pairs) -> list[str]:
+    """The built-in properties defined for every ``(dataset, release)`` pair, in the
+    registry's order; `SdcevalError` when there is none."""
+    common = None
+    for dataset, release in pairs:
+        d = defined_properties(dataset, release)
+        common = d if common is None else [p for p in common if p in d]
+    if not common:
+        raise SdcevalError("no property is defined for every release compared; name the "
+                           "properties (e.g. properties=['class_size'])")
+    return common
+
+
 def _direction(name: str, prop: Property, directions: Mapping | None) -> bool:
     if directions and name in directions:
         d = directions[name]
