@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lattice_data import lattice_dataset
-from privacy_data import emd, ground_matrix
+from privacy_data import emd, ground_matrix, js
 
 from sdceval.core.errors import SdcevalError
 from sdceval.lattice.batch import ClassBatch
@@ -142,6 +142,7 @@ def brute_objectives(ds, levels, eta):
     out["l_entropy"] = np.exp(H).min()
     D = ground_matrix(hs, "hierarchical")
     out["t"] = max(emd(p, Q, D) for p in P) if len(df) else 0.0
+    out["t_js"] = max(js(p, Q) for p in P) if len(df) else 0.0
     with np.errstate(divide="ignore"):
         out["delta"] = (np.abs(np.log(P[:, Q > 0] / Q[Q > 0])).max() if len(df) else 0.0)
     ksize = df.groupby("key")["key"].transform("size")
@@ -166,7 +167,7 @@ def test_objectives_equal_brute_force_and_release_measures(ds, data):
     got = p.evaluate_node(levels)
     want = brute_objectives(ds, levels, eta)
     for name in ("k", "suppressed", "classes", "l_distinct", "l_probabilistic",
-                 "l_entropy", "t", "delta", "s_k", "s_l", "cm", "avg_class_size"):
+                 "l_entropy", "t", "t_js", "delta", "s_k", "s_l", "cm", "avg_class_size"):
         assert got[name] == pytest.approx(want[name], rel=1e-9, abs=1e-9), name
     # the release measures, an independent implementation on the published table
     rel = node_release(ds, evaluate_node(ds, levels, max_suppression=eta if eta >= 1 else 0))
@@ -298,3 +299,28 @@ def test_too_large_for_exhaustive_says_size_time_and_ways_out(monkeypatch, adult
                                            r"hierarchies.*mondrian"):
         evaluate_all(p, ["glm"], cache=False)
     assert math.isfinite(p.limit_records)
+
+
+@pytest.mark.parametrize("dense_level", [0, 1000])
+def test_hierarchical_emd_both_layouts_equal_brute_force(monkeypatch, dense_level):
+    """The inner levels' sums by a dense table and by runs of the sorted pairs (a wide
+    level) both give the transport cost of the hierarchical ground distance."""
+    from sdceval.lattice import class_stats
+    monkeypatch.setattr(class_stats, "_DENSE_LEVEL", dense_level)
+    rng = np.random.default_rng(3)
+    S = 24  # leaves in depth-first order: 24 -> 8 -> 2 -> root
+    ancestors = [np.arange(S), np.arange(S) // 3, np.arange(S) // 12, np.zeros(S, int)]
+    H = len(ancestors) - 1
+    level = np.array([[next(j for j in range(H + 1) if ancestors[j][u] == ancestors[j][v])
+                       for v in range(S)] for u in range(S)])
+    D = level / H
+    Q = rng.dirichlet(np.ones(S))
+    dense = rng.integers(0, 4, (40, S)) * (rng.random((40, S)) < 0.3)
+    dense[dense.sum(axis=1) == 0, 0] = 1
+    cls, val = np.nonzero(dense)
+    sizes = dense.sum(axis=1)
+    batch = ClassBatch(np.zeros((1, 1), dtype=np.int64), np.array([0, 40]), sizes,
+                       np.zeros((1, 40), dtype=np.int64), cls, val, dense[cls, val], S)
+    got = class_stats.emd_hierarchical(batch, Q, ancestors)
+    want = [emd(row / row.sum(), Q, D) for row in dense]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

@@ -66,6 +66,15 @@ class ClassBatch:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def memo_for(self, owner, key, compute):
+        """`memo` of a value that depends on ``owner`` too (a suppression outcome): the
+        entry keeps ``owner`` alive, so its ``id`` cannot be reused by another object
+        while the batch lives."""
+        full = (key, id(owner))
+        if full not in self._memo:
+            self._memo[full] = (owner, compute())
+        return self._memo[full][1]
+
     @property
     def n_nodes(self) -> int:
         return len(self.offsets) - 1
@@ -102,7 +111,21 @@ class ClassBatch:
 
     def node_sum(self, per_class: np.ndarray) -> np.ndarray:
         """Σ of a per-class array over each node's classes, shape (m,), float64."""
+        per_class = np.asarray(per_class, dtype=np.float64)
+        if self._all_nonempty:
+            # a node's classes are contiguous and many: a segment sum reads them in
+            # order (the same additions in the same order as bincount, ~10x faster)
+            return np.add.reduceat(per_class, self.offsets[:-1])
         return np.bincount(self.node_of_class, weights=per_class, minlength=self.n_nodes)
+
+    def pair_sum(self, per_pair: np.ndarray) -> np.ndarray:
+        """Σ of a per-pair array over each class's sensitive pairs, shape (C,), float64
+        (a class has a few pairs: a weighted count beats a segment sum here)."""
+        return np.bincount(self.pair_class, weights=per_pair, minlength=self.n_classes)
+
+    @cached_property
+    def _all_nonempty(self) -> bool:
+        return bool(self.n_nodes) and bool(np.all(self.offsets[1:] > self.offsets[:-1]))
 
     def node_min(self, per_class: np.ndarray, empty=np.inf) -> np.ndarray:
         """Minimum of a per-class array over each node's classes (``empty`` for a node

@@ -13,18 +13,21 @@ class's size, ``p = c/n``, ``q = Q(value)`` the table's share.
 * δ: ``max |ln(p/q)|`` over the values of the table; a class lacking one of them has
   δ = ∞.
 * Jensen–Shannon divergence (natural log), absent values contributing ``½ q ln 2``:
-  ``½ Σ_present [p ln(2p/(p+q)) + q ln(2q/(p+q))] + ½ ln 2 · (1 − Σ_present q)``.
+  ``½ Σ_present [p ln(2p/(p+q)) + q ln(2q/(p+q))] + ½ ln 2 · (1 − Σ_present q)``,
+  computed as ``ln 2 + ½ [−H + Σ_present (q ln q − m ln m)]``, ``m = p + q`` (`js`).
 * EMD with the hierarchical ground distance (Li, Li & Venkatasubramanian 2007 §4.2;
   the equal ground distance is the one-level hierarchy).  With ``A_j = Σ_g |P(g) −
   Q(g)|`` over the nodes ``g`` of level ``j`` (``P``, ``Q`` summed over their leaves),
   a node ``N`` of level ``j`` moves ``min(pos, neg) = (Σ_children |extra| − |extra(N)|)
   / 2`` mass at distance ``j/H``, so
 
-      EMD = Σ_{j=1}^{H} j/(2H) · (A_{j−1} − A_j),
+      EMD = Σ_{j=1}^{H} j/(2H) · (A_{j−1} − A_j) = Σ_{j=0}^{H−1} A_j / (2H),
 
-  and ``A_j = 1 + Σ_{g present} (|P(g) − Q(g)| − Q(g))`` needs only the nodes the class
-  has records under (leaf codes are in depth-first order, so a class's pairs are runs of
-  equal ancestors at every level).
+  and, as ``P`` and ``Q`` both sum to 1, ``A_j = 2 Σ_g max(P(g) − Q(g), 0)``, which
+  only the nodes the class has records under contribute to: at the leaves a sum over
+  the class's pairs; at an inner level with few nodes a dense (nodes × classes) table
+  of ``P(g)``, with many nodes the runs of equal ancestors among the class's pairs (leaf
+  codes are in depth-first order).
 * EMD with the ordered ground distance (numeric sensitive values) uses the dense
   definition, a chunk of classes at a time (cumulative sums over the values).
 """
@@ -37,6 +40,9 @@ from sdceval.lattice.batch import ClassBatch
 _LN2 = float(np.log(2.0))
 #: classes per chunk of the dense fallback (ordered EMD): chunk × S floats
 _DENSE_CHUNK = 1 << 15
+#: inner hierarchy levels with at most this many nodes are summed per class in a dense
+#: (classes × nodes) table; wider ones by runs of the sorted pairs
+_DENSE_LEVEL = 16
 
 
 def _log_table(upto: int) -> np.ndarray:
@@ -62,12 +68,24 @@ def largest_count(batch: ClassBatch) -> np.ndarray:
         batch.pair_count, batch.pair_starts).astype(np.float64))
 
 
+def _pair_q(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
+    """``q = Q(value)`` of every pair (shared by the distances)."""
+    return batch.memo_for(table_dist, "pair_q", lambda: np.asarray(
+        table_dist, dtype=np.float64)[batch.pair_value])
+
+
+def _c_ln_c(batch: ClassBatch) -> np.ndarray:
+    """``Σ_s c ln c`` per class (shared by the entropy and the JS divergence)."""
+    def compute():
+        c = batch.pair_count
+        return batch.pair_sum(c * _logs(batch)[c])
+    return batch.memo("c_ln_c", compute)
+
+
 def entropy(batch: ClassBatch) -> np.ndarray:
     """``H = ln n − (1/n) Σ c ln c`` (natural log)."""
     ln = _logs(batch)
-    c = batch.pair_count
-    s = np.bincount(batch.pair_class, weights=c * ln[c], minlength=batch.n_classes)
-    return ln[batch.sizes] - s / batch.sizes
+    return ln[batch.sizes] - _c_ln_c(batch) / batch.sizes
 
 
 def delta(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
@@ -91,16 +109,23 @@ def delta(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
 
 
 def js(batch: ClassBatch, table_dist: np.ndarray) -> np.ndarray:
+    """Jensen–Shannon divergence of every class from ``Q`` (module docstring), as
+
+        JS = ln 2 + ½ [−H + Σ_present (q ln q − m ln m)],   m = p + q,
+
+    (expand ``p ln(2p/m) + q ln(2q/m)``, use ``Σ_present p = 1`` and add the absent
+    values' ``½ q ln 2``): one logarithm per pair, the entropy ``H`` shared with the
+    ℓ objectives."""
+    if not batch.n_classes:
+        return np.zeros(0)
     q_all = np.asarray(table_dist, dtype=np.float64)
-    p = batch.pair_share
-    q = q_all[batch.pair_value]
-    m = p + q
     with np.errstate(divide="ignore", invalid="ignore"):
-        term = p * np.log(2 * p / m) + np.where(q > 0, q * np.log(2 * q / m), 0.0)
-    n = batch.n_classes
-    present_q = np.bincount(batch.pair_class, weights=q, minlength=n)
-    return 0.5 * np.bincount(batch.pair_class, weights=term, minlength=n) \
-        + 0.5 * _LN2 * (1.0 - present_q)
+        q_ln_q = np.where(q_all > 0, q_all * np.log(np.where(q_all > 0, q_all, 1.0)), 0.0)
+    m = batch.pair_share + _pair_q(batch, table_dist)
+    w = q_ln_q[batch.pair_value] - m * np.log(m)
+    out = _LN2 + 0.5 * (batch.pair_sum(w) - entropy(batch))
+    # the sum cancels to about 1e-16 for a class equal to Q
+    return np.maximum(out, 0.0)
 
 
 def emd_hierarchical(batch: ClassBatch, table_dist: np.ndarray, ancestors) -> np.ndarray:
@@ -115,25 +140,38 @@ def emd_hierarchical(batch: ClassBatch, table_dist: np.ndarray, ancestors) -> np
         return np.zeros(n)
     q_leaf = np.asarray(table_dist, dtype=np.float64)
     p = batch.pair_share
+    q = _pair_q(batch, table_dist)
+    # EMD = Σ_j j/(2H)·(A_{j−1} − A_j) telescopes to Σ_{j<H} A_j / (2H) (A_H = 0 at the
+    # root); at the leaves every pair is its own node
+    # (Σ_v |p − q| = 2 Σ_v max(p − q, 0), both summing to 1; absent values add 0)
+    out = (1.0 / H) * batch.pair_sum(np.maximum(p - q, 0.0))
     cls = batch.pair_class
-    # leaves: every pair is its own node; the root: A_H = |1 − 1| = 0
-    q = q_leaf[batch.pair_value]
-    A = [1.0 + np.bincount(cls, weights=np.abs(p - q) - q, minlength=n)]
     for j in range(1, H):
-        anc = np.asarray(ancestors[j])
-        g = anc[batch.pair_value]
-        q_node = np.bincount(anc, weights=q_leaf, minlength=int(anc.max()) + 1)
-        new = np.ones(len(g), dtype=bool)
-        new[1:] = (cls[1:] != cls[:-1]) | (g[1:] != g[:-1])
-        starts = np.flatnonzero(new)
-        p_run = np.add.reduceat(p, starts) if len(starts) else np.zeros(0)
-        q_run = q_node[g[starts]]
-        A.append(1.0 + np.bincount(cls[starts], weights=np.abs(p_run - q_run) - q_run,
-                                   minlength=n))
-    A.append(np.zeros(n))
-    out = np.zeros(n)
-    for j in range(1, H + 1):
-        out += j / (2.0 * H) * (A[j - 1] - A[j])
+        anc = np.asarray(ancestors[j], dtype=np.int64)
+        g = int(anc.max()) + 1
+        q_node = np.bincount(anc, weights=q_leaf, minlength=g)
+        if g <= _DENSE_LEVEL:
+            # the few nodes of an inner level: P(g) of every class in a dense table,
+            # node-major so that each node's row is one contiguous pass
+            P = np.bincount(anc[batch.pair_value] * n + cls, weights=p,
+                            minlength=n * g).reshape(g, n)
+            A = np.zeros(n)
+            tmp = np.empty(n)
+            for node in range(g):
+                np.subtract(P[node], q_node[node], out=tmp)
+                np.maximum(tmp, 0.0, out=tmp)
+                A += tmp
+            A *= 2.0
+        else:
+            # many nodes: the runs of equal (class, node) among the sorted pairs
+            a = anc[batch.pair_value]
+            new = np.ones(len(a), dtype=bool)
+            new[1:] = (cls[1:] != cls[:-1]) | (a[1:] != a[:-1])
+            starts = np.flatnonzero(new)
+            q_run = q_node[a[starts]]
+            A = 2.0 * np.bincount(cls[starts], weights=np.maximum(
+                np.add.reduceat(p, starts) - q_run, 0.0), minlength=n)
+        out += (1.0 / (2.0 * H)) * A
     return np.maximum(out, 0.0)
 
 

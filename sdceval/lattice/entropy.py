@@ -169,15 +169,23 @@ class EntropyTables:
         sup = ~kept & (batch.sizes > 0)
         if not sup.any():
             return out
-        node = batch.node_of_class[sup]
+        sup = np.flatnonzero(sup)
+        node = np.searchsorted(batch.offsets, sup, side="right") - 1
         size = batch.sizes[sup].astype(np.float64)
         total = np.bincount(node, weights=size, minlength=m)  # S per node
         for q in range(d):
             ids = np.asarray(batch.node_ids[q])[sup].astype(np.int64)
-            key = node * (int(ids.max()) + 1) + ids
-            uniq, inv = np.unique(key, return_inverse=True)
-            c = np.bincount(inv.ravel(), weights=size, minlength=len(uniq))
-            owner = uniq // (int(ids.max()) + 1)
+            width = int(ids.max()) + 1
+            key = node * width + ids
+            if m * width <= max(4 * len(key), 1 << 16):
+                # few (node, value) cells: count them in a dense table
+                c = np.bincount(key, weights=size, minlength=m * width)
+                cell = np.flatnonzero(c)
+                c = c[cell]
+            else:
+                cell, inv = np.unique(key, return_inverse=True)
+                c = np.bincount(inv.ravel(), weights=size, minlength=len(cell))
+            owner = cell // width
             term = c * _log2(c / total[owner]) * self.s_factor
             out[:, q] = np.bincount(owner, weights=term, minlength=m)
         return out

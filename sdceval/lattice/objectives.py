@@ -183,8 +183,31 @@ def _per_class_max(batch, outcome, per_class, whole):
     return np.where(v == -np.inf, whole, v)
 
 
-def _kept_sum(batch, outcome, per_class):
-    return batch.node_sum(np.where(outcome.kept, per_class, 0.0))
+def _suppressed_classes(batch, outcome) -> tuple[np.ndarray, np.ndarray]:
+    """The suppressed classes (few: at most the limit's records) and their nodes."""
+    def compute():
+        sup = np.flatnonzero(~outcome.kept)
+        return sup, np.searchsorted(batch.offsets, sup, side="right") - 1
+    return batch.memo_for(outcome, "suppressed classes", compute)
+
+
+def _kept_sum(batch, outcome, per_class, key=None):
+    """Σ over each node's kept classes of an *integer-valued* per-class array (so that
+    the sum over every class minus the few suppressed ones is exact); ``key`` shares the
+    sum over every class between objectives."""
+    total = (batch.node_sum(per_class) if key is None
+             else batch.memo(("all", key), lambda: batch.node_sum(per_class)))
+    sup, node = _suppressed_classes(batch, outcome)
+    if len(sup):
+        total = total - np.bincount(node, weights=np.asarray(per_class, dtype=np.float64)[sup],
+                                    minlength=batch.n_nodes)
+    return total
+
+
+def _kept_classes(batch, outcome) -> np.ndarray:
+    sup, node = _suppressed_classes(batch, outcome)
+    return (np.diff(batch.offsets) - np.bincount(node, minlength=batch.n_nodes)
+            ).astype(np.float64)
 
 
 @_register("k", "max", "smallest kept class (Dewri's rule: j + 1)", integer=True)
@@ -199,7 +222,7 @@ def _suppressed(batch, outcome, ctx):
 
 @_register("classes", None, "number of kept equivalence classes", integer=True)
 def _classes(batch, outcome, ctx):
-    return batch.node_sum(outcome.kept.astype(np.float64))
+    return _kept_classes(batch, outcome)
 
 
 def _l_per_class(batch, variant):
@@ -213,7 +236,7 @@ def _l_per_class(batch, variant):
 def _fewest_values(batch, outcome):
     """Per node: the fewest distinct sensitive values of a kept class (S + 1 when no
     class is kept)."""
-    return batch.memo(("fewest", id(outcome)), lambda: batch.node_min(
+    return batch.memo_for(outcome, "fewest", lambda: batch.node_min(
         np.where(outcome.kept, batch.pair_per_class, batch.n_sensitive + 1)))
 
 
@@ -222,14 +245,22 @@ def _l_objective(variant):
         from sdceval.privacy import LDiversity
         whole = float(LDiversity(1.0, variant).value(ctx.table_counts[None, :],
                                                      ctx.table_dist)[0])
+        fewest = _fewest_values(batch, outcome)
+        if variant == "distinct":
+            return np.where(fewest > batch.n_sensitive, whole, fewest.astype(np.float64))
+        if variant == "entropy":
+            # the entropy per class is shared with the JS divergence; exp is monotone,
+            # so only the per-node minimum is exponentiated
+            h = batch.node_min(np.where(outcome.kept, class_stats.entropy(batch), np.inf))
+            return np.where(np.isfinite(h), np.exp(h), whole)
         # a kept class with one sensitive value has ℓ = 1 in every variant, the least
         # possible: only the other nodes need the per-class values
-        pure = _fewest_values(batch, outcome) <= 1
+        pure = fewest <= 1
         out = np.ones(batch.n_nodes)
         rest = ~pure
         if rest.any():
-            sub = batch.subset(rest)
-            kept = outcome.kept[batch.class_mask(rest)]
+            sub = batch.subset(rest) if pure.any() else batch
+            kept = outcome.kept[batch.class_mask(rest)] if pure.any() else outcome.kept
             v = sub.node_min(np.where(kept, _l_per_class(sub, variant), np.inf))
             out[rest] = np.where(np.isfinite(v), v, whole)
         return out
@@ -292,31 +323,39 @@ _register("delta", "min", "δ-disclosure: max over kept classes of max_s |ln(p/q
 @_register("s_k", "max", "S_k: sum over kept tuples of their class size (Σ|E|²)",
            integer=True)
 def _s_k(batch, outcome, ctx):
-    return _kept_sum(batch, outcome, batch.sizes.astype(np.float64) ** 2)
+    return _kept_sum(batch, outcome, _size_squares(batch), "size_squares")
+
+
+def _size_squares(batch) -> np.ndarray:
+    return batch.memo("size_squares", lambda: batch.sizes.astype(np.float64) ** 2)
+
+
+def _count_squares(batch) -> np.ndarray:
+    """``Σ_s c_E(s)²`` per class (pairs sorted by class: a segment sum)."""
+    def compute():
+        c = batch.pair_count
+        return batch.pair_sum(c * c)
+    return batch.memo("count_squares", compute)
 
 
 @_register("s_l", "max", "S_ℓ: sum over kept tuples of the count of their sensitive value "
            "in their class (Σ_E Σ_s c²)", needs=("sensitive",), integer=True)
 def _s_l(batch, outcome, ctx):
-    sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
-                     minlength=batch.n_classes)
-    return _kept_sum(batch, outcome, sq)
+    return _kept_sum(batch, outcome, _count_squares(batch), "count_squares")
 
 
 @_register("s_k_all", None, "Σ|E|² over every class, suppressed ones included (an upper "
            "bound of S_k that never decreases upward: merging classes adds 2|A||B|)",
            integer=True)
 def _s_k_all(batch, outcome, ctx):
-    return batch.node_sum(batch.sizes.astype(np.float64) ** 2)
+    return batch.memo(("all", "size_squares"), lambda: batch.node_sum(_size_squares(batch)))
 
 
 @_register("s_l_all", None, "Σ_E Σ_s c_E(s)² over every class, suppressed ones included (an "
            "upper bound of S_ℓ that never decreases upward)", needs=("sensitive",),
            integer=True)
 def _s_l_all(batch, outcome, ctx):
-    sq = np.bincount(batch.pair_class, weights=batch.pair_count.astype(np.float64) ** 2,
-                     minlength=batch.n_classes)
-    return batch.node_sum(sq)
+    return batch.memo(("all", "count_squares"), lambda: batch.node_sum(_count_squares(batch)))
 
 
 def _minority(batch) -> np.ndarray:
@@ -329,10 +368,11 @@ def _minority(batch) -> np.ndarray:
     return batch.sizes - top
 
 
-def _class_loss(batch, ctx, which: np.ndarray) -> np.ndarray:
-    """Σ_q loss_q of the cells of the classes ``which`` (a mask; their node ids at
-    their node's levels): one gather per QI from its flat table of all levels' losses."""
-    lv = batch.levels[batch.node_of_class[which]]
+def _class_loss(batch, ctx, which: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """Σ_q loss_q of the cells of the classes ``which`` (indices; ``node``: their
+    nodes), at their node's levels: one gather per QI from its flat table of all levels'
+    losses."""
+    lv = batch.levels[node]
     out = np.zeros(len(lv))
     for q, (flat, offs) in enumerate(ctx.flat_cell_losses):
         out += flat[offs[lv[:, q]] + np.asarray(batch.node_ids[q])[which]]
@@ -347,18 +387,17 @@ def _glm_bound(ctx):
            "Iyengar's cell loss, suppressed records 1 per QI",
            monotone=_loss_monotone, bound=_glm_bound)
 def _glm(batch, outcome, ctx):
-    return batch.memo(("glm", id(outcome)), lambda: _glm_total(batch, outcome, ctx))
+    return batch.memo_for(outcome, "glm", lambda: _glm_total(batch, outcome, ctx))
 
 
 def _glm_total(batch, outcome, ctx):
     # every record's loss at the node's levels is a per-level total; only the
     # suppressed classes (few) need their own losses, replaced by d per record
     total = _glm_bound(ctx)[np.arange(ctx.d), batch.levels].sum(axis=1)
-    sup = ~outcome.kept
-    if sup.any():
-        sub = _class_loss(batch, ctx, sup) * batch.sizes[sup]
-        total = total - np.bincount(batch.node_of_class[sup], weights=sub,
-                                    minlength=batch.n_nodes)
+    sup, node = _suppressed_classes(batch, outcome)
+    if len(sup):
+        sub = _class_loss(batch, ctx, sup, node) * batch.sizes[sup]
+        total = total - np.bincount(node, weights=sub, minlength=batch.n_nodes)
     return total + ctx.d * outcome.suppressed
 
 
@@ -372,7 +411,7 @@ def _glm_normalized(batch, outcome, ctx):
            "not their class's majority, plus the suppressed", needs=("label",),
            monotone=_loss_monotone, integer=True)
 def _cm(batch, outcome, ctx):
-    return batch.memo(("cm", id(outcome)), lambda: _cm_count(batch, outcome, ctx))
+    return batch.memo_for(outcome, "cm", lambda: _cm_count(batch, outcome, ctx))
 
 
 def _cm_count(batch, outcome, ctx):
@@ -391,13 +430,12 @@ def _cm_fraction(batch, outcome, ctx):
 @_register("discernibility", "min", "Σ|E|² over kept classes + N per suppressed record",
            monotone=_loss_monotone, integer=True)
 def _discernibility(batch, outcome, ctx):
-    return (_kept_sum(batch, outcome, batch.sizes.astype(np.float64) ** 2)
-            + float(ctx.n) * outcome.suppressed)
+    return _kept_sum(batch, outcome, _size_squares(batch), "size_squares") + float(ctx.n) * outcome.suppressed
 
 
 @_register("avg_class_size", "min", "kept records / kept classes", monotone=_loss_monotone)
 def _avg_class_size(batch, outcome, ctx):
-    n_cls = batch.node_sum(outcome.kept.astype(np.float64))
+    n_cls = _kept_classes(batch, outcome)
     kept = ctx.n - outcome.suppressed
     return np.where(n_cls > 0, kept / np.maximum(n_cls, 1), float(ctx.n))
 

@@ -56,9 +56,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from sdceval.core import threads
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import atomic_write
 from sdceval.core.progress import progress_bar
+from sdceval.lattice import parallel
 from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.engine import NodeEngine
 from sdceval.lattice.objectives import (LatticeContext, available, evaluate,
@@ -208,6 +210,38 @@ def cache_key(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray |
     return h.hexdigest()[:32]
 
 
+def _sweep(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray, progress
+           ) -> tuple[list, dict]:
+    """Every node's columns, in the engine's order: ``(levels arrays, {column: arrays})``,
+    on as many processes as the thread budget allows (`sdceval.lattice.parallel`)."""
+    procs = threads.budget()
+    if procs > 1 and len(nodes) >= parallel.MIN_PARALLEL_NODES and parallel.can_fork():
+        work = parallel.estimated_work(problem.engine, nodes)
+        parts = [nodes[i] for i in parallel.split_nodes(nodes, work, procs)]
+        if len(parts) > 1:
+            done, cols = [], {}
+            for d_part, c_part in parallel.run(
+                    lambda part, report: _sweep_one(problem, names, part, report),
+                    parts, progress):
+                done += d_part
+                for k, v in c_part.items():
+                    cols.setdefault(k, []).extend(v)
+            return done, cols
+    return _sweep_one(problem, names, nodes, progress)
+
+
+def _sweep_one(problem, names, nodes, progress) -> tuple[list, dict]:
+    cols: dict[str, list] = {}
+    done = []
+    for batch in _batches(problem.engine, nodes):
+        part = problem.evaluate_batch(batch, names)
+        done.append(np.array(batch.levels))
+        for k, v in part.items():
+            cols.setdefault(k, []).append(np.array(v))
+        progress(batch.n_nodes)
+    return done, cols
+
+
 def check_exhaustive(lat, count: int, what: str) -> None:
     """A `SdcevalError` with the size, a time estimate and the ways out when ``count``
     nodes are more than `MAX_EXHAUSTIVE_NODES`."""
@@ -264,16 +298,9 @@ def evaluate_all(problem: LatticeProblem, objectives: Sequence[str] | None = Non
             except (OSError, ValueError, KeyError):
                 pass  # unreadable cache entry: recompute and overwrite it
     all_nodes = lat.nodes() if given is None else given
-    cols: dict[str, list] = {}
-    done = []
     bar = progress_bar("lattice: evaluating nodes", total=len(all_nodes), enabled=progress)
     try:
-        for batch in _batches(problem.engine, all_nodes):
-            part = problem.evaluate_batch(batch, names)
-            done.append(batch.levels)
-            for k, v in part.items():
-                cols.setdefault(k, []).append(np.asarray(v))
-            bar.update(batch.n_nodes)
+        done, cols = _sweep(problem, names, all_nodes, bar.update)
     finally:
         bar.close()
     levels = np.concatenate(done) if done else np.zeros((0, lat.n_qis), dtype=np.int64)

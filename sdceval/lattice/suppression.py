@@ -164,10 +164,17 @@ class DewriRule(SuppressionRule):
             s_star = self._by_histogram(batch, eta)
         else:
             s_star = self._by_sorting(batch, eta)
-        kept = sizes >= s_star[batch.node_of_class]
+        kept = sizes >= np.repeat(s_star, np.diff(batch.offsets))
         sat = class_satisfied(batch, models, table_dist)
-        suppressed = batch.node_sum(np.where(kept, 0, sizes)).astype(np.int64)
-        bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
+        # the suppressed classes are few (at most η records): sum over them only
+        sup = np.flatnonzero(~kept)
+        node = np.searchsorted(batch.offsets, sup, side="right") - 1
+        suppressed = np.bincount(node, weights=sizes[sup], minlength=batch.n_nodes
+                                 ).astype(np.int64)
+        if models:
+            bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
+        else:
+            bad = np.zeros(batch.n_nodes, dtype=bool)
         return Outcome(kept, suppressed, ~bad, s_star, sat)
 
     @staticmethod
@@ -176,16 +183,19 @@ class DewriRule(SuppressionRule):
         records in small classes); past ``η`` it is the smallest larger class, whose
         own records already exceed ``η``; with no larger class, the largest class."""
         sizes, node, m = batch.sizes, batch.node_of_class, batch.n_nodes
-        small = sizes <= eta
-        hist = np.bincount(node[small] * (eta + 1) + sizes[small],
-                           weights=sizes[small].astype(np.float64),
-                           minlength=m * (eta + 1)).reshape(m, eta + 1)
+        cells = eta + 2  # sizes 0..η, and one bin for every larger class
+        count = np.bincount(node * cells + np.minimum(sizes, eta + 1),
+                            minlength=m * cells).reshape(m, cells)
+        hist = count[:, :eta + 1] * np.arange(eta + 1)  # records in classes of each size
         over = np.cumsum(hist, axis=1) > eta
         first = np.where(over.any(axis=1), over.argmax(axis=1), -1)
-        big = batch.node_min(np.where(small, np.inf, sizes))
-        largest = batch.node_max(sizes)
-        return np.where(first >= 0, first,
-                        np.where(np.isfinite(big), big, largest)).astype(np.int64)
+        out = first.astype(np.int64)
+        rest = np.flatnonzero(first < 0)
+        if len(rest):
+            big = batch.node_min(np.where(sizes > eta, sizes, np.inf))[rest]
+            largest = batch.node_max(sizes)[rest]
+            out[rest] = np.where(np.isfinite(big), big, largest)
+        return out
 
     @staticmethod
     def _by_sorting(batch, eta: int) -> np.ndarray:

@@ -1,0 +1,151 @@
+"""Exhaustive evaluation on several cores: the lattice cut into boxes, one per process.
+
+`evaluate_all` (`sdceval.lattice.search`) spends its time per class of every node, and
+nodes are independent but for the roll-up (a node's classes come from an immediate
+predecessor's).  With a thread budget of ``w ≥ 2`` (``--threads`` / ``SDCEVAL_THREADS``,
+`sdceval.core.threads`) the nodes are cut into ``w`` *boxes* — ranges of levels, one
+QI's range cut at a level — so that every node but the lowest of its box still has its
+predecessors in its own box and rolls up from them; each box is swept by its own
+process.  The processes are forked (they inherit the data set and the engine, nothing
+is pickled but the per-node results) and never outlive the call: an exception or an
+interrupt in the parent terminates them.
+
+Balancing.  The work of a node is about its number of classes.  It is estimated as
+``B · Π_q r_q(l_q)`` (``B`` the distinct QI rows, ``r_q(j)`` the share of them left
+when QI ``q`` alone is generalized to level ``j``: one class table per QI and level,
+computed directly) — independence of the QIs, enough to balance boxes — and a box is
+cut where its two halves' estimates are closest.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+from typing import Callable, Sequence
+
+import numpy as np
+
+#: added to every node's estimated classes: a node costs something however small
+_NODE_COST = 64.0
+#: below this many nodes a sweep is not worth a process
+MIN_PARALLEL_NODES = 2048
+
+
+def can_fork() -> bool:
+    return "fork" in mp.get_all_start_methods()
+
+
+def estimated_work(engine, nodes: np.ndarray) -> np.ndarray:
+    """Estimated classes of each node (module docstring, "Balancing")."""
+    d = nodes.shape[1]
+    base = float(engine.bottom.n_classes)
+    est = np.full(len(nodes), base)
+    for q in range(d):
+        levels = np.unique(nodes[:, q])
+        share = np.ones(int(levels.max()) + 1)
+        for j in levels.tolist():
+            if j:
+                lv = [0] * d
+                lv[q] = j
+                share[j] = engine.classes(tuple(lv), rollup=False).n_classes / base
+        est *= share[nodes[:, q]]
+    return est + _NODE_COST
+
+
+def split_nodes(nodes: np.ndarray, work: np.ndarray, parts: int) -> list[np.ndarray]:
+    """Cut ``nodes`` into at most ``parts`` boxes of about equal ``work``: repeatedly the
+    box with the most work, at the QI and level where its halves' work is closest.
+    Returns index arrays into ``nodes``."""
+    groups = [np.arange(len(nodes))]
+    while len(groups) < parts:
+        i = max(range(len(groups)), key=lambda g: work[groups[g]].sum())
+        idx = groups[i]
+        total = work[idx].sum()
+        best = None
+        for q in range(nodes.shape[1]):
+            col = nodes[idx, q]
+            for t in np.unique(col)[1:].tolist():
+                low = work[idx[col < t]].sum()
+                gap = abs(total - 2 * low)
+                if best is None or gap < best[0]:
+                    best = (gap, q, t)
+        if best is None:  # one node left: nothing to cut
+            break
+        _, q, t = best
+        col = nodes[idx, q]
+        groups[i:i + 1] = [idx[col < t], idx[col >= t]]
+    return groups
+
+
+def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
+        parts: Sequence[np.ndarray], progress: Callable[[int], None]) -> list:
+    """``fn(part, progress)`` for every part: the first in this process, the others in
+    forked children (their progress forwarded as they report it).  Results in part order.
+    """
+    children = []
+    results: dict = {}
+    closed: set = set()
+
+    def take(conn, block: bool) -> None:
+        """Read what a child sent: progress is forwarded, its result kept."""
+        while id(conn) not in results and id(conn) not in closed \
+                and (block or conn.poll()):
+            try:
+                kind, value = conn.recv()
+            except EOFError:
+                closed.add(id(conn))
+                return
+            if kind == "progress":
+                progress(value)
+            else:
+                results[id(conn)] = (kind, value)
+
+    try:
+        for part in parts[1:]:
+            recv, send = mp.Pipe(duplex=False)
+            proc = mp.get_context("fork").Process(target=_child, args=(fn, part, send),
+                                                  daemon=True)
+            proc.start()
+            send.close()
+            children.append((proc, recv))
+
+        def report(k: int) -> None:
+            progress(k)
+            for _, conn in children:
+                take(conn, block=False)
+
+        out = [fn(parts[0], report)]
+        for proc, conn in children:
+            take(conn, block=True)
+            if id(conn) not in results:
+                proc.join()
+                raise RuntimeError(f"lattice: a worker process ended without a result "
+                                   f"(exit code {proc.exitcode})")
+            kind, value = results[id(conn)]
+            if kind == "error":
+                raise value
+            out.append(value)
+        return out
+    finally:
+        for proc, conn in children:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+            conn.close()
+
+
+def _child(fn, part, conn) -> None:
+    # the parent handles Ctrl-C and ends the children; a child only computes
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        value = fn(part, lambda k: conn.send(("progress", k)))
+        conn.send(("result", value))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        try:
+            conn.send(("error", exc))
+        except Exception:  # an unpicklable exception: its text
+            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
+        os._exit(0)  # no atexit handlers, no flushing of the parent's inherited buffers
