@@ -225,6 +225,26 @@ def test_rollup_equals_direct_on_every_node(ds, cache, seed, packed):
         assert engine.stats["hits"] > 0  # the second sweep finds every node cached
 
 
+@settings(max_examples=25, deadline=None)
+@given(small_dataset(), st.sampled_from([0, 3, 4096]), st.integers(0, 2**31 - 1))
+def test_rollup_without_sensitive_counts_equals_grouping(ds, cache, seed):
+    """Without sensitive or label counts the engine rolls up by one sort of keys carrying
+    the class sizes (`NodeEngine._rollup_merged`, node ids read off the keys): the same
+    tables as grouping the distinct rows without packed keys."""
+    qis = list(ds.schema.qis)
+    bare = Dataset(ds.frame, ds.schema.with_roles(qi=qis, sensitive=None))
+    engine = NodeEngine(bare, cache_tables=cache)
+    assert engine._count_bits > 0
+    direct = NodeEngine(bare, packed=False)
+    nodes = engine.lattice.nodes()
+    for levels in nodes[np.random.default_rng(seed).permutation(len(nodes))]:
+        a, b = engine.classes(levels), direct.classes(levels, rollup=False)
+        assert a.pair_class is None
+        for f in ("levels", "node_ids", "sizes", "row_class"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+        assert a.node_ids.dtype == b.node_ids.dtype
+
+
 def test_rollup_uses_the_cached_predecessor_with_fewest_classes():
     # bottom: 8 classes; a generalized: 2 (the values of b); b generalized: 4
     frame = pd.DataFrame({"a": list("abcdabcd") * 3, "b": list("xxxxyyyy") * 3,

@@ -21,13 +21,40 @@ def quiet() -> bool:
 
 def progress_bar(desc: str, total: int | None = None, unit: str = " nodes",
                  enabled: bool | None = None):
-    """A tqdm bar on stderr (module docstring for when it shows)."""
-    from tqdm import tqdm  # imported here: only long runs need it
-
+    """A tqdm bar on stderr (module docstring for when it shows); a bar that cannot
+    show is a no-op object, so that short runs do not import tqdm (60 ms)."""
     if enabled is None:
-        disable = True if quiet() else None  # None: tqdm turns itself off off a terminal
+        disable = True if quiet() or not sys.stderr.isatty() else None
         delay = DELAY
     else:
         disable, delay = not enabled, 0.0
+    if disable:
+        return _NoBar()
+    from tqdm import tqdm  # imported here: only long runs on a terminal need it
+
     return tqdm(desc=desc, total=total, unit=unit, file=sys.stderr, disable=disable,
                 delay=delay, leave=False, dynamic_ncols=True)
+
+
+class _NoBar:
+    """The interface of a disabled tqdm bar that the package uses."""
+
+    n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        pass
+
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

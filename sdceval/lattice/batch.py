@@ -187,9 +187,10 @@ class ClassBatch:
             raise SdcevalError("class batch: no class tables given")
         if len(tables) == 1:
             t = tables[0]
+            ids = _TableIds(t) if getattr(t, "_ids", True) is None else np.asarray(t.node_ids)
             return cls(np.asarray([t.levels], dtype=np.int64),
                        np.array([0, t.n_classes], dtype=np.int64), t.sizes,
-                       np.asarray(t.node_ids), t.pair_class, t.pair_value, t.pair_count,
+                       ids, t.pair_class, t.pair_value, t.pair_count,
                        int(t.n_sensitive), getattr(t, "label_class", None),
                        getattr(t, "label_value", None), getattr(t, "label_count", None),
                        int(getattr(t, "n_labels", 0) or 0))
@@ -211,6 +212,24 @@ class ClassBatch:
         return cls(levels, offsets, sizes, node_ids, pc, pv, pn,
                    int(tables[0].n_sensitive), lc, lv, ln,
                    int(getattr(tables[0], "n_labels", 0) or 0))
+
+
+class _TableIds:
+    """A class table's node ids, computed when first read: a search's check of a node
+    (k-anonymity, a metric of the levels) never reads them (`ClassTable.node_ids`)."""
+
+    def __init__(self, table):
+        self._table = table
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._table.node_ids
+        return a if dtype is None else a.astype(dtype)
+
+    def __getitem__(self, item):
+        return self._table.node_ids[item]
+
+    def __len__(self) -> int:
+        return len(self._table.node_ids)
 
 
 def _run_starts(per_class: np.ndarray) -> np.ndarray:

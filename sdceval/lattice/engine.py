@@ -240,6 +240,10 @@ class ClassTable:
 
     @property
     def node_ids(self) -> np.ndarray:
+        if self._ids is None and self.keys is not None:
+            # tables of `NodeEngine._rollup_merged` read their node ids off the packed
+            # keys when first asked (a search's roll-up needs only the lifted QIs')
+            object.__setattr__(self, "_ids", self._engine._ids_of_keys(self.keys))
         return self._ids
 
     @cached_property
@@ -376,6 +380,11 @@ class NodeEngine:
             raise SdcevalError(f"node engine: packed keys need Π leaves < 2**62, got {space}")
         self._space = space
         self._radix = np.asarray(radix, dtype=np.int64)
+        # a packed key and a class size fit one int64 (`_rollup_merged`); 0: they don't
+        cb = int(dataset.n).bit_length()
+        self._count_bits = cb if self._packed and (space - 1).bit_length() + cb <= 62 else 0
+        self._shifts_cb: dict = {}
+        self._bottom_kc = None
         strides = [1] * len(radix)
         for i in range(len(radix) - 2, -1, -1):
             strides[i] = strides[i + 1] * radix[i + 1]
@@ -568,6 +577,8 @@ class NodeEngine:
     def _rollup(self, source: ClassTable, levels: tuple) -> ClassTable:
         """The table of ``levels`` from the table of a more specific node."""
         values = source._values or (None, None, None)
+        if self._count_bits and source._values is None and source.keys is not None:
+            return self._rollup_merged(source, levels)
         if self._packed and source.keys is not None:
             small = 1
             for i, lv in enumerate(levels):
@@ -577,6 +588,54 @@ class NodeEngine:
             return self._rollup_counted(source, levels, values, small)
         ids, packed = self._lift_ids(source, levels, keys=self._packed)
         return self._reduce(levels, ids, packed, source.sizes, *values)[0]
+
+    def _rollup_merged(self, source: ClassTable, levels: tuple) -> ClassTable:
+        """Roll-up of a table without sensitive or label counts (k-anonymity alone, the
+        searches' common case): each class becomes one int64 ``packed key << cb |
+        size``, lifted by adding the changes of its lifted QIs' digits; one sort of
+        these, and a class is a run of equal keys whose size is a difference of the
+        running sum of the low bits.  No argsort and no gather by a sort order; the
+        node ids are read off the keys when asked for (`ClassTable.node_ids`), and only
+        the lifted QIs' digits of the source are."""
+        cb = self._count_bits
+        if source is self.bottom:  # the most used source: its combined keys are kept
+            if self._bottom_kc is None:
+                self._bottom_kc = (source.keys << cb) | source.sizes
+            key = self._bottom_kc.copy()
+        else:
+            key = (source.keys << cb) | source.sizes
+        for i, (a, b) in enumerate(zip(source.levels, levels)):
+            if a != b:
+                digit = (source.node_ids[i] if source._ids is not None
+                         else self._digit(source.keys, i))
+                key += self._shift_cb(i, a, b)[digit]
+        key.sort()  # equal values are interchangeable: no stable sort needed
+        m = len(key)
+        qk = key >> cb
+        new = np.empty(m, dtype=bool)
+        new[:1] = True
+        np.not_equal(qk[1:], qk[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        run = np.cumsum(key & ((1 << cb) - 1))
+        ends = run[np.append(starts[1:], m) - 1]
+        return ClassTable(tuple(int(v) for v in levels), np.diff(ends, prepend=0), None,
+                          None, None, 0, keys=qk[starts], _ids=None, _engine=self)
+
+    def _digit(self, keys: np.ndarray, i: int) -> np.ndarray:
+        """QI ``i``'s node ids from packed keys."""
+        return (keys // self._stride[i]) % self._radix[i]
+
+    def _ids_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Node ids (d, C) from packed keys."""
+        return ((keys[None, :] // self._stride[:, None]) % self._radix[:, None]).astype(
+            self._id_dtype)
+
+    def _shift_cb(self, i: int, a: int, b: int) -> np.ndarray:
+        """`_shift` of QI ``i`` from level ``a`` to ``b``, pre-shifted by the count bits."""
+        t = self._shifts_cb.get((i, a, b))
+        if t is None:
+            t = self._shifts_cb[(i, a, b)] = self._shift[i][a][b] << self._count_bits
+        return t
 
     def _rollup_counted(self, source: ClassTable, levels: tuple, values, small: int
                         ) -> ClassTable:

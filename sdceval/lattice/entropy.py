@@ -130,8 +130,11 @@ class EntropyTables:
             # ARX sums over value ids in its dictionary's order (the order in which the
             # values first occur in the data); a sequential sum in that order (cumsum)
             # reproduces its floating-point result, not just its value
-            _, first = np.unique(codes, return_index=True)
-            present = codes[np.sort(first)]
+            # each code's first position (the last write of a reversed scatter wins)
+            first = np.full(h.n_leaves, len(codes), dtype=np.int64)
+            first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+            seen = np.flatnonzero(first < len(codes))
+            present = seen[np.argsort(first[seen], kind="stable")]
             a = f[present]
             for j in range(h.height + 1):
                 anc = h.node_of[j]
