@@ -40,6 +40,7 @@ class _NoBar:
     """The interface of a disabled tqdm bar that the package uses."""
 
     n = 0
+    disable = True
 
     def update(self, n: int = 1) -> None:
         self.n += n
