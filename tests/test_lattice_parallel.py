@@ -2,6 +2,7 @@
 table as one process, boxes that partition the nodes, errors and interrupts that leave
 no worker behind."""
 import multiprocessing as mp
+import os
 import time
 
 import numpy as np
@@ -43,11 +44,12 @@ def test_parallel_table_equals_one_process(adult_small, budget, monkeypatch, pro
     budget(procs)
     seen = []
     real_run = parallel.run
-    monkeypatch.setattr(parallel, "run", lambda fn, parts, progress: seen.append(
-        len(parts)) or real_run(fn, parts, progress))
+    monkeypatch.setattr(parallel, "run", lambda fn, parts, progress, processes: seen.append(
+        (len(parts), processes)) or real_run(fn, parts, progress, processes))
     many = evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", limit=0.02),
                         cache=False, progress=False)
-    assert seen == [procs]  # really on several processes
+    # really on several processes, each with more than one box to take
+    assert seen == [(procs * parallel.BOXES_PER_PROCESS, procs)]
     pd.testing.assert_frame_equal(one, many)
     assert not mp.active_children()
 
@@ -113,3 +115,17 @@ def test_progress_of_every_part_reaches_the_parent():
     out = parallel.run(_reports, [np.arange(0, 4), np.arange(4, 10)], seen.append)
     assert out == [6, 39]
     assert sum(seen) == 10
+
+
+def _which_process(part, report):
+    import os
+    return int(part[0]), os.getpid()
+
+
+def test_parts_beyond_one_per_process_go_to_the_free_process():
+    parts = [np.arange(i, i + 1) for i in range(7)]
+    out = parallel.run(_which_process, parts, lambda k: None, processes=2)
+    assert [i for i, _ in out] == list(range(7))  # results in part order
+    pids = {pid for _, pid in out}
+    assert len(pids) <= 2 and out[0][1] == os.getpid() and out[1][1] != os.getpid()
+    assert not mp.active_children()

@@ -3,12 +3,14 @@
 `evaluate_all` (`sdceval.lattice.search`) spends its time per class of every node, and
 nodes are independent but for the roll-up (a node's classes come from an immediate
 predecessor's).  With a thread budget of ``w ≥ 2`` (``--threads`` / ``SDCEVAL_THREADS``,
-`sdceval.core.threads`) the nodes are cut into ``w`` *boxes* — ranges of levels, one
-QI's range cut at a level — so that every node but the lowest of its box still has its
-predecessors in its own box and rolls up from them; each box is swept by its own
-process.  The processes are forked (they inherit the data set and the engine, nothing
-is pickled but the per-node results) and never outlive the call: an exception or an
-interrupt in the parent terminates them.
+`sdceval.core.threads`) the nodes are cut into ``BOXES_PER_PROCESS · w`` *boxes* —
+ranges of levels, one QI's range cut at a level at a time — so that every node but the
+lowest of its box still has its predecessors in its own box and rolls up from them.
+``w`` processes sweep them: each starts with one of the largest boxes and then takes
+the next box nobody has started (a shared counter), so an estimate that is off does not
+leave a core idle.  The processes are forked (they inherit the data set and the engine;
+nothing is pickled but the per-node results) and never outlive the call: an exception
+or an interrupt in the parent terminates them.
 
 Balancing.  The work of a node is about its number of classes.  It is estimated as
 ``B · Π_q r_q(l_q)`` (``B`` the distinct QI rows, ``r_q(j)`` the share of them left
@@ -27,6 +29,8 @@ import numpy as np
 
 #: added to every node's estimated classes: a node costs something however small
 _NODE_COST = 64.0
+#: boxes per process: the parts beyond one per process go to whichever is free first
+BOXES_PER_PROCESS = 2
 #: below this many nodes a sweep is not worth a process
 MIN_PARALLEL_NODES = 2048
 
@@ -78,16 +82,23 @@ def split_nodes(nodes: np.ndarray, work: np.ndarray, parts: int) -> list[np.ndar
 
 
 def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
-        parts: Sequence[np.ndarray], progress: Callable[[int], None]) -> list:
-    """``fn(part, progress)`` for every part: the first in this process, the others in
-    forked children (their progress forwarded as they report it).  Results in part order.
+        parts: Sequence[np.ndarray], progress: Callable[[int], None],
+        processes: int | None = None) -> list:
+    """``fn(part, progress)`` for every part, on ``processes`` processes (default one per
+    part): this one and forked children.  Process ``i`` starts with part ``i``; the
+    parts beyond the first ``processes`` go to whichever process is free first (a
+    shared counter), so that estimates that are off do not leave a core idle.  The
+    children's progress is forwarded as they report it.  Results in part order.
     """
+    procs = len(parts) if processes is None else max(1, min(int(processes), len(parts)))
+    ctx = mp.get_context("fork")
+    counter = ctx.Value("i", procs, lock=True)  # the next part nobody has started
     children = []
     results: dict = {}
     closed: set = set()
 
     def take(conn, block: bool) -> None:
-        """Read what a child sent: progress is forwarded, its result kept."""
+        """Read what a child sent: progress is forwarded, its results kept."""
         while id(conn) not in results and id(conn) not in closed \
                 and (block or conn.poll()):
             try:
@@ -101,10 +112,10 @@ def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
                 results[id(conn)] = (kind, value)
 
     try:
-        for part in parts[1:]:
+        for first in range(1, procs):
             recv, send = mp.Pipe(duplex=False)
-            proc = mp.get_context("fork").Process(target=_child, args=(fn, part, send),
-                                                  daemon=True)
+            proc = ctx.Process(target=_child, args=(fn, parts, first, counter, send),
+                               daemon=True)
             proc.start()
             send.close()
             children.append((proc, recv))
@@ -114,7 +125,7 @@ def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
             for _, conn in children:
                 take(conn, block=False)
 
-        out = [fn(parts[0], report)]
+        out: dict = dict(_work(fn, parts, 0, counter, report))
         for proc, conn in children:
             take(conn, block=True)
             if id(conn) not in results:
@@ -124,8 +135,8 @@ def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
             kind, value = results[id(conn)]
             if kind == "error":
                 raise value
-            out.append(value)
-        return out
+            out.update(value)
+        return [out[i] for i in range(len(parts))]
     finally:
         for proc, conn in children:
             if proc.is_alive():
@@ -134,12 +145,25 @@ def run(fn: Callable[[np.ndarray, Callable[[int], None]], object],
             conn.close()
 
 
-def _child(fn, part, conn) -> None:
+def _work(fn, parts, first: int, counter, report) -> list:
+    """``[(index, fn(part))]`` of part ``first`` and then of every part the shared
+    counter hands out."""
+    done = [(first, fn(parts[first], report))]
+    while True:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        if i >= len(parts):
+            return done
+        done.append((i, fn(parts[i], report)))
+
+
+def _child(fn, parts, first, counter, conn) -> None:
     # the parent handles Ctrl-C and ends the children; a child only computes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
-        value = fn(part, lambda k: conn.send(("progress", k)))
+        value = _work(fn, parts, first, counter, lambda k: conn.send(("progress", k)))
         conn.send(("result", value))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
         try:

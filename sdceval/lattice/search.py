@@ -217,12 +217,15 @@ def _sweep(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray, pro
     procs = threads.budget()
     if procs > 1 and len(nodes) >= parallel.MIN_PARALLEL_NODES and parallel.can_fork():
         work = parallel.estimated_work(problem.engine, nodes)
-        parts = [nodes[i] for i in parallel.split_nodes(nodes, work, procs)]
+        boxes = parallel.split_nodes(nodes, work, procs * parallel.BOXES_PER_PROCESS)
+        # the largest first: each process starts with one, the rest go to the free one
+        boxes.sort(key=lambda g: -work[g].sum())
+        parts = [nodes[g] for g in boxes]
         if len(parts) > 1:
             done, cols = [], {}
             for d_part, c_part in parallel.run(
                     lambda part, report: _sweep_one(problem, names, part, report),
-                    parts, progress):
+                    parts, progress, processes=procs):
                 done += d_part
                 for k, v in c_part.items():
                     cols.setdefault(k, []).extend(v)
