@@ -121,8 +121,25 @@ def workdir(tmp_path_factory):
     return folder
 
 
+def _producer(path: str, before: str) -> str | None:
+    """The last README command before ``before`` that writes ``path`` (``--out path``)."""
+    found = None
+    for c in COMMANDS[:COMMANDS.index(before)] if before in COMMANDS else COMMANDS:
+        words = shlex.split(c)
+        if any(a == "--out" and b == path for a, b in zip(words, words[1:])):
+            found = c
+    return found
+
+
 def run(command: str, folder: Path, monkeypatch) -> int:
     monkeypatch.chdir(folder)
+    # a command reading a file that an earlier README command writes runs after it; under
+    # pytest-xdist the earlier one may have run on another worker, so run it here first
+    for word in shlex.split(command):
+        if not (folder / word).exists():
+            first = _producer(word, command)
+            if first is not None and run(first, folder, monkeypatch) != 0:
+                return 2
     words = shlex.split(command)
     while words[0] != "sdceval":
         name, value = words.pop(0).split("=", 1)
