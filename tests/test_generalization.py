@@ -464,3 +464,15 @@ def test_cli_quiet_silences_search_progress(monkeypatch, tmp_path):
                  "--param", "k=5", "--out", str(out)]) == 0
     assert seen == [True]
     assert not progress.quiet()  # restored when main returns
+
+
+def test_a_bar_that_cannot_show_does_not_import_tqdm():
+    import subprocess
+    import sys
+    code = ("import sys\nfrom sdceval.core.progress import progress_bar\n"
+            "bar = progress_bar('x', total=3, enabled=False)\nbar.update(2)\nbar.close()\n"
+            "bar = progress_bar('y', total=3)\n"  # stderr is a pipe here: cannot show
+            "print(bar.n, bar.disable, 'tqdm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0", "True", "False"]

@@ -37,7 +37,7 @@ def progress_bar(desc: str, total: int | None = None, unit: str = " nodes",
 
 
 class _NoBar:
-    """The interface of a disabled tqdm bar that the package uses."""
+    """What the package uses of a disabled tqdm bar (``update``, ``n``, ``close``)."""
 
     n = 0
     disable = True
@@ -45,17 +45,5 @@ class _NoBar:
     def update(self, n: int = 1) -> None:
         self.n += n
 
-    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
-        pass
-
-    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
-        pass
-
     def close(self) -> None:
         pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
