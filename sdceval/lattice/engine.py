@@ -21,6 +21,10 @@ class tables, never on the records:
   node id at level a -> ancestor at level b) and grouped; of the cached candidates the
   one with the fewest classes is used, the distinct rows (the bottom node, always
   available) otherwise.  The cache is an LRU of class tables bounded in number and bytes.
+  Without sensitive or label counts (k-anonymity alone) a roll-up is one sort of int64
+  values ``packed key << b | class size``: lifted keys are the source's plus a lookup
+  per lifted QI, sizes are differences of a running sum at the ends of runs of equal
+  keys, and node ids are read off the keys only when asked for (`_rollup_merged`).
 
 Both give the same table: classes sorted by their node ids (lexicographic, QI order),
 so ``classes(v)`` and ``classes(v, rollup=False)`` are equal array for array.

@@ -36,7 +36,9 @@ MIN_PARALLEL_NODES = 2048
 
 
 def can_fork() -> bool:
-    return "fork" in mp.get_all_start_methods()
+    """Fork is available, and this process may have children (a daemonic worker of
+    another pool may not)."""
+    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
 def estimated_work(engine, nodes: np.ndarray) -> np.ndarray:
