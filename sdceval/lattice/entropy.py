@@ -173,7 +173,7 @@ class EntropyTables:
         if not sup.any():
             return out
         sup = np.flatnonzero(sup)
-        node = np.searchsorted(batch.offsets, sup, side="right") - 1
+        node = batch.node_of(sup)
         size = batch.sizes[sup].astype(np.float64)
         total = np.bincount(node, weights=size, minlength=m)  # S per node
         for q in range(d):

@@ -183,31 +183,22 @@ def _per_class_max(batch, outcome, per_class, whole):
     return np.where(v == -np.inf, whole, v)
 
 
-def _suppressed_classes(batch, outcome) -> tuple[np.ndarray, np.ndarray]:
-    """The suppressed classes (few: at most the limit's records) and their nodes."""
-    def compute():
-        sup = np.flatnonzero(~outcome.kept)
-        return sup, np.searchsorted(batch.offsets, sup, side="right") - 1
-    return batch.memo_for(outcome, "suppressed classes", compute)
-
-
 def _kept_sum(batch, outcome, per_class, key=None):
     """Σ over each node's kept classes of an *integer-valued* per-class array (so that
     the sum over every class minus the few suppressed ones is exact); ``key`` shares the
     sum over every class between objectives."""
     total = (batch.node_sum(per_class) if key is None
              else batch.memo(("all", key), lambda: batch.node_sum(per_class)))
-    sup, node = _suppressed_classes(batch, outcome)
+    sup = outcome.dropped
     if len(sup):
-        total = total - np.bincount(node, weights=np.asarray(per_class, dtype=np.float64)[sup],
-                                    minlength=batch.n_nodes)
+        total = total - np.bincount(outcome.dropped_node, minlength=batch.n_nodes,
+                                    weights=np.asarray(per_class, dtype=np.float64)[sup])
     return total
 
 
 def _kept_classes(batch, outcome) -> np.ndarray:
-    sup, node = _suppressed_classes(batch, outcome)
-    return (np.diff(batch.offsets) - np.bincount(node, minlength=batch.n_nodes)
-            ).astype(np.float64)
+    return (np.diff(batch.offsets) - np.bincount(outcome.dropped_node,
+                                                 minlength=batch.n_nodes)).astype(np.float64)
 
 
 @_register("k", "max", "smallest kept class (Dewri's rule: j + 1)", integer=True)
@@ -258,11 +249,13 @@ def _l_objective(variant):
         pure = fewest <= 1
         out = np.ones(batch.n_nodes)
         rest = ~pure
-        if rest.any():
-            sub = batch.subset(rest) if pure.any() else batch
-            kept = outcome.kept[batch.class_mask(rest)] if pure.any() else outcome.kept
-            v = sub.node_min(np.where(kept, _l_per_class(sub, variant), np.inf))
-            out[rest] = np.where(np.isfinite(v), v, whole)
+        if not rest.any():
+            return out
+        sub, kept = batch, outcome.kept
+        if pure.any():
+            sub, kept = batch.subset(rest), kept[batch.class_mask(rest)]
+        v = sub.node_min(np.where(kept, _l_per_class(sub, variant), np.inf))
+        out[rest] = np.where(np.isfinite(v), v, whole)
         return out
     return fn
 
@@ -394,7 +387,7 @@ def _glm_total(batch, outcome, ctx):
     # every record's loss at the node's levels is a per-level total; only the
     # suppressed classes (few) need their own losses, replaced by d per record
     total = _glm_bound(ctx)[np.arange(ctx.d), batch.levels].sum(axis=1)
-    sup, node = _suppressed_classes(batch, outcome)
+    sup, node = outcome.dropped, outcome.dropped_node
     if len(sup):
         sub = _class_loss(batch, ctx, sup, node) * batch.sizes[sup]
         total = total - np.bincount(node, weights=sub, minlength=batch.n_nodes)
@@ -430,7 +423,8 @@ def _cm_fraction(batch, outcome, ctx):
 @_register("discernibility", "min", "Σ|E|² over kept classes + N per suppressed record",
            monotone=_loss_monotone, integer=True)
 def _discernibility(batch, outcome, ctx):
-    return _kept_sum(batch, outcome, _size_squares(batch), "size_squares") + float(ctx.n) * outcome.suppressed
+    return (_kept_sum(batch, outcome, _size_squares(batch), "size_squares")
+            + float(ctx.n) * outcome.suppressed)
 
 
 @_register("avg_class_size", "min", "kept records / kept classes", monotone=_loss_monotone)

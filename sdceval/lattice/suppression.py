@@ -81,6 +81,8 @@ class Outcome:
         suppressed (the ``*`` rows form one class).
     satisfied : ndarray of bool, shape (C,)
         Every model holds for the class (all True without models).
+    dropped, dropped_node : ndarray of int64
+        The suppressed classes (increasing) and their batch nodes.
     """
 
     kept: np.ndarray
@@ -88,6 +90,8 @@ class Outcome:
     feasible: np.ndarray
     k: np.ndarray
     satisfied: np.ndarray
+    dropped: np.ndarray
+    dropped_node: np.ndarray
 
 
 def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarray:
@@ -145,6 +149,15 @@ class SuppressionRule:
         return f"{type(self).__name__}(limit={self.limit!r})"
 
 
+def _dropped(batch: ClassBatch, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The suppressed classes, their nodes and the suppressed records per node (summed
+    over those classes only: under Dewri's rule they are few)."""
+    sup = np.flatnonzero(~kept)
+    node = batch.node_of(sup)
+    records = np.bincount(node, weights=batch.sizes[sup], minlength=batch.n_nodes)
+    return sup, node, records.astype(np.int64)
+
+
 def _kept_min(batch: ClassBatch, kept: np.ndarray, n: int) -> np.ndarray:
     k = batch.node_min(np.where(kept, batch.sizes, np.inf))
     return np.where(np.isfinite(k), k, n).astype(np.int64)
@@ -166,16 +179,12 @@ class DewriRule(SuppressionRule):
             s_star = self._by_sorting(batch, eta)
         kept = sizes >= np.repeat(s_star, np.diff(batch.offsets))
         sat = class_satisfied(batch, models, table_dist)
-        # the suppressed classes are few (at most η records): sum over them only
-        sup = np.flatnonzero(~kept)
-        node = np.searchsorted(batch.offsets, sup, side="right") - 1
-        suppressed = np.bincount(node, weights=sizes[sup], minlength=batch.n_nodes
-                                 ).astype(np.int64)
+        sup, node, suppressed = _dropped(batch, kept)
         if models:
             bad = batch.node_sum((kept & ~sat).astype(np.float64)) > 0
         else:
             bad = np.zeros(batch.n_nodes, dtype=bool)
-        return Outcome(kept, suppressed, ~bad, s_star, sat)
+        return Outcome(kept, suppressed, ~bad, s_star, sat, sup, node)
 
     @staticmethod
     def _by_histogram(batch, eta: int) -> np.ndarray:
@@ -234,9 +243,9 @@ class ArxRule(SuppressionRule):
 
     def apply(self, batch, models, table_dist, n):
         sat = class_satisfied(batch, models, table_dist)
-        suppressed = batch.node_sum(np.where(sat, 0, batch.sizes)).astype(np.int64)
+        sup, node, suppressed = _dropped(batch, sat)
         feasible = suppressed <= self.records(n)
-        return Outcome(sat, suppressed, feasible, _kept_min(batch, sat, n), sat)
+        return Outcome(sat, suppressed, feasible, _kept_min(batch, sat, n), sat, sup, node)
 
     def feasibility_monotone(self, models, n):
         flag = "monotone_suppression" if self.suppresses(n) else "monotone_generalization"
