@@ -87,18 +87,10 @@ class ExperimentResult:
                 lines.append(df.pivot_table(index="release", columns="measure", values="value",
                                             aggfunc="mean", sort=False)
                              .to_string(float_format=lambda v: f"{v:.4g}"))
-        for key, tr in self.tradeoffs.items():
-            lines.append(f"\n[{key}]")
-            lines.append(str(tr))
-        for key, lat in self.lattices.items():
-            lines.append(f"\n[{key}]")
-            lines.append(str(lat))
-        for key, vec in self.vectors.items():
-            lines.append(f"\n[{key}] {vec.title}")
-            lines.append(str(vec))
-        for key, pbg in self.pbgs.items():
-            lines.append(f"\n[{key}] {pbg.title}")
-            lines.append(str(pbg))
+        for key, result in [*self.tradeoffs.items(), *self.lattices.items()]:
+            lines += [f"\n[{key}]", str(result)]
+        for key, result in [*self.vectors.items(), *self.pbgs.items()]:
+            lines += [f"\n[{key}] {result.title}", str(result)]
         lines.append("\nfiles: " + ", ".join(str(f) for f in self.files))
         return "\n".join(lines)
 
