@@ -33,3 +33,14 @@ def cli_error(args, capsys) -> str:
     assert len(lines) == 1 and lines[0].startswith("sdceval: error: "), err
     assert "Traceback" not in err
     return lines[0]
+
+
+@pytest.fixture(scope="session")
+def adult_small():
+    """The first 3 000 records of adult-train, four QIs, occupation sensitive."""
+    import sdceval
+    base = sdceval.load_dataset("adult-train")
+    frame = base.frame.iloc[:3000].reset_index(drop=True)
+    return Dataset(frame, base.schema.with_roles(
+        qi=["age", "education", "marital-status", "sex"], sensitive="occupation"),
+        name="adult-small")

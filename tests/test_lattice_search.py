@@ -193,17 +193,6 @@ def test_objective_needing_a_label_is_named(adult_small):
         p.evaluate_node((0,) * len(ds.schema.qis), ["cm"])
 
 
-@pytest.fixture(scope="module")
-def adult_small():
-    import sdceval
-    from sdceval import Dataset
-    base = sdceval.load_dataset("adult-train")
-    frame = base.frame.iloc[:3000].reset_index(drop=True)
-    return Dataset(frame, base.schema.with_roles(
-        qi=["age", "education", "marital-status", "sex"], sensitive="occupation"),
-        name="adult-small")
-
-
 # -- exhaustive == optimal ------------------------------------------------------------------
 def exhaustive_pick(table, qis, objective):
     """The pick of `optimal` recomputed from the exhaustive table: best value, ties

@@ -135,11 +135,11 @@ class ClassBatch:
     def node_min(self, per_class: np.ndarray, empty=np.inf) -> np.ndarray:
         """Minimum of a per-class array over each node's classes (``empty`` for a node
         without classes)."""
-        return _segment(np.minimum, per_class, self.offsets, empty)
+        return node_segments(np.minimum, per_class, self.offsets, empty)
 
     def node_max(self, per_class: np.ndarray, empty=-np.inf) -> np.ndarray:
         """Maximum of a per-class array over each node's classes."""
-        return _segment(np.maximum, per_class, self.offsets, empty)
+        return node_segments(np.maximum, per_class, self.offsets, empty)
 
     def sensitive_matrix(self) -> np.ndarray:
         """Dense ``(C, S)`` counts of each sensitive code in each class."""
@@ -183,6 +183,22 @@ class ClassBatch:
         return ClassBatch(self.levels[nodes], offsets, self.sizes[cmask],
                           np.asarray(self.node_ids)[:, cmask], pc, pv, pn,
                           self.n_sensitive, lc, lv, ln, self.n_labels)
+
+    def select_classes(self, idx: np.ndarray) -> "ClassBatch":
+        """The batch of the classes ``idx`` (increasing indices), every node kept (with
+        those of its classes selected, possibly none), classes and pairs renumbered;
+        without label counts (what the sensitive statistics read).  Costs O(selected
+        classes and their pairs): nothing reads every pair."""
+        idx = np.asarray(idx, dtype=np.int64)
+        offsets = np.searchsorted(idx, self.offsets).astype(np.int64)
+        pc = pv = pn = None
+        if self.pair_class is not None:
+            n_pairs = self.pair_per_class[idx]
+            pairs = ranges(self.pair_starts[idx], self.pair_starts[idx] + n_pairs)
+            pc = np.repeat(np.arange(len(idx), dtype=np.int64), n_pairs)
+            pv, pn = self.pair_value[pairs], self.pair_count[pairs]
+        return ClassBatch(self.levels, offsets, self.sizes[idx],
+                          np.asarray(self.node_ids)[:, idx], pc, pv, pn, self.n_sensitive)
 
     @classmethod
     def of_tables(cls, tables: Sequence) -> "ClassBatch":
@@ -237,6 +253,16 @@ class _TableIds:
         return len(self._table.node_ids)
 
 
+def ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The concatenated ranges ``starts[i]:ends[i]`` as one index array."""
+    lens = ends - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    before = np.cumsum(lens) - lens
+    return np.repeat(starts - before, lens) + np.arange(total, dtype=np.int64)
+
+
 def _run_starts(per_class: np.ndarray) -> np.ndarray:
     """Start of each class's run of pairs, from the number of pairs per class."""
     out = np.zeros(len(per_class), dtype=np.int64)
@@ -250,11 +276,16 @@ def _dense(cls_idx, value, count, n_rows, n_cols) -> np.ndarray:
     return out
 
 
-def _segment(ufunc, values, offsets, empty) -> np.ndarray:
+def node_segments(ufunc, values, offsets, empty) -> np.ndarray:
+    """``ufunc`` reduced over each segment ``offsets[i]:offsets[i+1]`` of ``values``
+    (``empty`` for an empty one); float64 unless ``values`` are integers."""
     m = len(offsets) - 1
-    out = np.full(m, empty, dtype=np.float64)
+    values = np.asarray(values)
+    if values.dtype.kind not in "iu":
+        values = values.astype(np.float64, copy=False)
+    out = np.full(m, empty, dtype=values.dtype if values.dtype.kind in "iu" and
+                  float(empty).is_integer() else np.float64)
     nonempty = offsets[1:] > offsets[:-1]
     if values.size and nonempty.any():
-        starts = offsets[:-1][nonempty]
-        out[nonempty] = ufunc.reduceat(np.asarray(values, dtype=np.float64), starts)
+        out[nonempty] = ufunc.reduceat(values, offsets[:-1][nonempty])
     return out

@@ -45,6 +45,51 @@ _DENSE_CHUNK = 1 << 15
 _DENSE_LEVEL = 16
 
 
+#: a class's set of sensitive values is one float64 sum of powers of two (`value_sets`),
+#: exact up to this many values
+_SET_BITS = 52
+#: `set_max` looks sets up this many bits at a time (tables of 2**16 entries)
+_TABLE_BITS = 16
+
+
+def value_sets(batch: ClassBatch) -> np.ndarray | None:
+    """Per class the set of its sensitive values as an int64 bit mask (bit ``s``: value
+    ``s`` present), by one weighted count over the pairs; None with more than
+    `_SET_BITS` sensitive values."""
+    if batch.n_sensitive > _SET_BITS:
+        return None
+
+    def compute():
+        bits = np.ldexp(1.0, np.arange(batch.n_sensitive))
+        return batch.pair_sum(bits[batch.pair_value]).astype(np.int64)
+    return batch.memo("value sets", compute)
+
+
+def set_max_tables(per_value: np.ndarray) -> list:
+    """Lookup tables for `set_max`: per `_TABLE_BITS` values, the max of ``per_value``
+    over every subset of them (−inf for none)."""
+    tables = []
+    for lo in range(0, len(per_value), _TABLE_BITS):
+        vals = np.asarray(per_value[lo:lo + _TABLE_BITS], dtype=np.float64)
+        subset = np.arange(1 << len(vals))
+        tab = np.full(len(subset), -np.inf)
+        for j, v in enumerate(vals.tolist()):
+            has = (subset >> j) & 1 == 1
+            tab[has] = np.maximum(tab[has], v)
+        tables.append((lo, tab))
+    return tables
+
+
+def set_max(sets: np.ndarray, tables: list) -> np.ndarray:
+    """``max_{s ∈ set} per_value[s]`` of every bit-mask set (`value_sets`), from the
+    tables of `set_max_tables`."""
+    out = None
+    for lo, tab in tables:
+        part = tab[(sets >> lo) & (len(tab) - 1)]
+        out = part if out is None else np.maximum(out, part)
+    return out
+
+
 def _log_table(upto: int) -> np.ndarray:
     """``ln`` of 0..upto (``ln 0 = −inf``, never read): a gather from this small table
     is cheaper than a logarithm per pair."""

@@ -117,13 +117,15 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from sdceval.core.errors import SdcevalError, plain
-from sdceval.lattice.batch import ClassBatch
+from sdceval.lattice.batch import ClassBatch, ranges as _ranges
 from sdceval.lattice.lattice import Lattice
 
 # group by counting (O(key space)) while the key space is at most
 # _COUNT_SLACK * items + _COUNT_MIN, by sorting (O(items log items)) beyond
 _COUNT_SLACK = 4
 _COUNT_MIN = 1 << 12
+# most bytes of the bottom's per-(QI, level) key changes kept (`_bottom_lift`)
+_BOTTOM_LIFT_BYTES = 64 << 20
 # combined keys stay below this; larger spaces are re-ranked on the way
 _KEY_LIMIT = 1 << 62
 # a rolled-up table's keys are the sorted keys of its source with some digits changed:
@@ -389,6 +391,9 @@ class NodeEngine:
         self._count_bits = cb if self._packed and (space - 1).bit_length() + cb <= 62 else 0
         self._shifts_cb: dict = {}
         self._bottom_kc = None
+        self._bottom_lifts: dict = {}
+        self._bottom_lift_bytes = 0
+        self._bottom_digits: dict = {}
         strides = [1] * len(radix)
         for i in range(len(radix) - 2, -1, -1):
             strides[i] = strides[i + 1] * radix[i + 1]
@@ -606,24 +611,45 @@ class NodeEngine:
             if self._bottom_kc is None:
                 self._bottom_kc = (source.keys << cb) | source.sizes
             key = self._bottom_kc.copy()
+            for i, b in enumerate(levels):
+                if b:
+                    key += self._bottom_lift(i, b)
         else:
             key = (source.keys << cb) | source.sizes
-        for i, (a, b) in enumerate(zip(source.levels, levels)):
-            if a != b:
-                digit = (source.node_ids[i] if source._ids is not None
-                         else self._digit(source.keys, i))
-                key += self._shift_cb(i, a, b)[digit]
+            for i, (a, b) in enumerate(zip(source.levels, levels)):
+                if a != b:
+                    digit = (source.node_ids[i] if source._ids is not None
+                             else self._digit(source.keys, i))
+                    key += np.take(self._shift_cb(i, a, b), digit)
         key.sort()  # equal values are interchangeable: no stable sort needed
         m = len(key)
         qk = key >> cb
-        new = np.empty(m, dtype=bool)
-        new[:1] = True
-        np.not_equal(qk[1:], qk[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        run = np.cumsum(key & ((1 << cb) - 1))
-        ends = run[np.append(starts[1:], m) - 1]
-        return ClassTable(tuple(int(v) for v in levels), np.diff(ends, prepend=0), None,
-                          None, None, 0, keys=qk[starts], _ids=None, _engine=self)
+        last = np.empty(m, dtype=bool)  # the last item of its class
+        last[-1:] = True
+        np.not_equal(qk[1:], qk[:-1], out=last[:-1])
+        ends = np.flatnonzero(last)
+        key &= (1 << cb) - 1
+        run = np.cumsum(key, out=key)[ends]
+        run[1:] -= run[:-1].copy()
+        return ClassTable(tuple(int(v) for v in levels), run, None,
+                          None, None, 0, keys=qk[ends], _ids=None, _engine=self)
+
+    def _bottom_lift(self, i: int, b: int) -> np.ndarray:
+        """The change of the bottom's combined keys (`_rollup_merged`) when QI ``i``
+        goes to level ``b``.  Kept while they fit `_BOTTOM_LIFT_BYTES`: a search rolls
+        up dozens of nodes from the bottom, and an addition of a kept array costs a
+        third of a lookup by the node ids."""
+        t = self._bottom_lifts.get((i, b))
+        if t is not None:
+            return t
+        digits = self._bottom_digits.get(i)
+        if digits is None:  # a contiguous row: a lookup by a strided one is 3x slower
+            digits = self._bottom_digits[i] = np.ascontiguousarray(self.bottom.node_ids[i])
+        t = np.take(self._shift_cb(i, 0, b), digits)
+        if self._bottom_lift_bytes + t.nbytes <= _BOTTOM_LIFT_BYTES:
+            self._bottom_lifts[(i, b)] = t
+            self._bottom_lift_bytes += t.nbytes
+        return t
 
     def _digit(self, keys: np.ndarray, i: int) -> np.ndarray:
         """QI ``i``'s node ids from packed keys."""
@@ -696,11 +722,18 @@ class NodeEngine:
         if lv.ndim != 1:
             raise SdcevalError("node engine: classes takes one node (one level per QI)")
         key = tuple(int(v) for v in lv)
-        if key == self.bottom.levels:
-            return self.bottom
         if not rollup:
+            if key == self.bottom.levels:
+                return self.bottom
             self.stats["direct"] += 1
             return self._rollup(self.bottom, key)
+        return self.classes_of(key)
+
+    def classes_of(self, key: tuple) -> ClassTable:
+        """`classes` by roll-up of a node given as a tuple of valid Python-int levels,
+        unchecked (the searches' many calls on nodes they numbered themselves)."""
+        if key == self.bottom.levels:
+            return self.bottom
         self._clock += 1
         slot = self._slot_of.get(key)
         if slot is not None:
@@ -721,7 +754,7 @@ class NodeEngine:
         elif self._slot_of:
             # only the slots ever filled (the free list hands out the lowest first)
             hw = self._high_water
-            below = (self._slot_levels[:hw] <= lv).all(axis=1)
+            below = (self._slot_levels[:hw] <= key).all(axis=1)
             cand = np.where(below, self._slot_classes[:hw], _EMPTY)
             best = int(np.argmin(cand))
             if cand[best] < source.n_classes:
@@ -729,10 +762,10 @@ class NodeEngine:
                 self._slot_used[best] = self._clock
         self.stats["rollup" if source is not self.bottom else "direct"] += 1
         table = self._rollup(source, key)
-        self._remember(table, lv)
+        self._remember(table, key)
         return table
 
-    def _remember(self, table: ClassTable, lv: np.ndarray) -> None:
+    def _remember(self, table: ClassTable, lv) -> None:
         size = table.nbytes
         if self.cache_tables == 0 or size > self.cache_bytes:
             return
@@ -1221,16 +1254,6 @@ class _Layout:
             acc += self.qbits[q]
         self.bits = acc
         self.qmask = [(1 << b) - 1 for b in self.qbits]
-
-
-def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The concatenated ranges ``starts[i]:ends[i]`` as one index array."""
-    lens = ends - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    before = np.cumsum(lens) - lens
-    return np.repeat(starts - before, lens) + np.arange(total, dtype=np.int64)
 
 
 def _runs(*keys) -> np.ndarray:

@@ -65,7 +65,7 @@ from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.engine import NodeEngine
 from sdceval.lattice.objectives import (LatticeContext, available, evaluate,
                                         get_objective, objective_names)
-from sdceval.lattice.suppression import SuppressionRule, make_rule
+from sdceval.lattice.suppression import SuppressionRule, make_rule, needs_sensitive
 
 #: relative tolerance under which two objective values are a tie
 TIE_RTOL = 1e-9
@@ -113,11 +113,12 @@ class LatticeProblem:
         self.rule = rule if isinstance(rule, SuppressionRule) else make_rule(rule, limit)
         self.models = list(models)
         for m in self.models:
-            if getattr(m, "needs_sensitive", False) and self.ctx.sensitive is None:
+            if needs_sensitive(m) and self.ctx.sensitive is None:
                 raise SdcevalError(
                     f"lattice: privacy model {m.describe()} needs a sensitive attribute; "
                     "give one column role 'sensitive'")
         self.n = self.engine.n
+        self._sizes_only = not any(needs_sensitive(m) for m in self.models)
         self.limit_records = self.rule.records(self.n)
         self.feasibility_monotone = self.rule.feasibility_monotone(self.models, self.n)
 
@@ -129,6 +130,13 @@ class LatticeProblem:
     # -- evaluation ----------------------------------------------------------------
     def outcome(self, batch: ClassBatch):
         return self.rule.apply(batch, self.models, self.ctx.table_dist, self.n)
+
+    def feasible(self, table) -> bool:
+        """One node's feasibility from its class table (the searches' check): from the
+        class sizes alone when no model reads the sensitive counts."""
+        if self._sizes_only:
+            return self.rule.feasible_sizes(table.sizes, self.models, self.n)
+        return bool(self.outcome(ClassBatch.of_tables([table])).feasible[0])
 
     def objectives_available(self) -> list[str]:
         return available(self.ctx, getattr(self.engine.bottom, "label_class", None)
@@ -425,7 +433,6 @@ class _Search:
         self.name = objective
         self.values: dict[int, float] = {}     # node id -> minimized value (feasible)
         self.feasible: dict[int, bool] = {}    # node id -> evaluated feasibility
-        self.evals: dict[int, dict] = {}
         self.bar = progress_bar("lattice: optimal search", total=self.lat.size,
                                 enabled=progress)
         self.best = np.inf  # best (minimized) value of a feasible node so far
@@ -442,20 +449,31 @@ class _Search:
         if hit is not None:
             return hit
         levels = tuple((node_id // st) % r for st, r in zip(self._strides, self._radices))
-        batch = ClassBatch.of_tables([self.p.engine.classes(levels)])
-        out = self.p.outcome(batch)
-        ok = bool(out.feasible[0])
+        table = self.p.engine.classes_of(levels)
+        ok = self.p.feasible(table)
         self.feasible[node_id] = ok
         if ok:
-            v = float(evaluate(batch, out, [self.name], self.p.ctx)[self.name][0])
+            if self.obj.of_levels is not None:  # no outcome needed
+                v = float(self.obj.of_levels(self.p.ctx, np.array([levels]))[0])
+            else:
+                batch = ClassBatch.of_tables([table])
+                v = float(evaluate(batch, self.p.outcome(batch), [self.name],
+                                   self.p.ctx)[self.name][0])
             self.values[node_id] = float(self.obj.minimized(np.float64(v)))
             if self.values[node_id] < self.best:
                 self.best = self.values[node_id]
                 self.tol = _tol(self.best)
-            self.evals[node_id] = {"suppressed": int(out.suppressed[0]),
-                                   "k": int(out.k[0]), self.name: v}
         self.bar.update()
         return ok
+
+    def evaluation(self, node_id: int) -> dict:
+        """The suppressed records, the smallest kept class and the objective of an
+        evaluated feasible node (the pick's, reported with the result)."""
+        levels = tuple((node_id // st) % r for st, r in zip(self._strides, self._radices))
+        batch = ClassBatch.of_tables([self.p.engine.classes_of(levels)])
+        out = self.p.outcome(batch)
+        return {"suppressed": int(out.suppressed[0]), "k": int(out.k[0]),
+                self.name: float(self.obj.minimized(np.float64(self.values[node_id])))}
 
 
 def optimal(problem: LatticeProblem, objective: str = "glm",
@@ -518,7 +536,7 @@ def optimal(problem: LatticeProblem, objective: str = "glm",
         strategy={"feasibility_monotone": mono_F, "objective_monotone": mono_f,
                   "bound": bound is not None, "rule": problem.rule.name,
                   "limit_records": problem.limit_records},
-        evaluation=s.evals[pick])
+        evaluation=s.evaluation(pick))
 
 
 def _nd_sum(lat, terms, dtype=np.float64) -> np.ndarray:
@@ -744,7 +762,7 @@ def _infeasible(problem: LatticeProblem, s: _Search) -> SdcevalError:
     out = problem.outcome(batch)
     parts = []
     for m in problem.models:
-        counts = (batch.sensitive_matrix() if getattr(m, "needs_sensitive", False)
+        counts = (batch.sensitive_matrix() if needs_sensitive(m)
                   else batch.sizes[:, None])
         v = np.asarray(m.value(counts, problem.ctx.table_dist), dtype=np.float64)
         worst = v.min() if getattr(m, "larger_is_safer", True) else v.max()

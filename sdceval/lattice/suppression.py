@@ -100,12 +100,24 @@ def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarr
     ok = np.ones(batch.n_classes, dtype=bool)
     dense = None
     for m in models:
-        if getattr(m, "needs_sensitive", True):
+        if needs_sensitive(m):
             if dense is None:
                 dense = batch.sensitive_matrix()
             ok &= np.asarray(m.satisfied(dense, table_dist), dtype=bool)
         else:
             ok &= np.asarray(m.satisfied(batch.sizes[:, None], table_dist), dtype=bool)
+    return ok
+
+
+def needs_sensitive(model) -> bool:
+    """Whether a model reads a class's sensitive counts (else its size only)."""
+    return bool(getattr(model, "needs_sensitive", True))
+
+
+def _size_satisfied(sizes: np.ndarray, models: Sequence) -> np.ndarray:
+    ok = np.ones(len(sizes), dtype=bool)
+    for m in models:
+        ok &= np.asarray(m.satisfied(sizes[:, None], None), dtype=bool)
     return ok
 
 
@@ -132,6 +144,12 @@ class SuppressionRule:
         return limit_records(self.limit, n)
 
     def apply(self, batch: ClassBatch, models: Sequence, table_dist, n: int) -> Outcome:
+        raise NotImplementedError
+
+    def feasible_sizes(self, sizes: np.ndarray, models: Sequence, n: int) -> bool:
+        """One node's `Outcome.feasible` from its class sizes alone, for models that
+        read only a class's size (`needs_sensitive` false): the searches' check, without
+        a batch or the per-class outcome arrays."""
         raise NotImplementedError
 
     def feasibility_monotone(self, models: Sequence, n: int) -> bool:
@@ -185,6 +203,12 @@ class DewriRule(SuppressionRule):
         else:
             bad = np.zeros(batch.n_nodes, dtype=bool)
         return Outcome(kept, suppressed, ~bad, s_star, sat, sup, node)
+
+    def feasible_sizes(self, sizes, models, n):
+        if not models:
+            return True
+        kept = sizes >= dewri_threshold(sizes, self.records(n))
+        return not bool((kept & ~_size_satisfied(sizes, models)).any())
 
     @staticmethod
     def _by_histogram(batch, eta: int) -> np.ndarray:
@@ -246,6 +270,10 @@ class ArxRule(SuppressionRule):
         sup, node, suppressed = _dropped(batch, sat)
         feasible = suppressed <= self.records(n)
         return Outcome(sat, suppressed, feasible, _kept_min(batch, sat, n), sat, sup, node)
+
+    def feasible_sizes(self, sizes, models, n):
+        sat = _size_satisfied(sizes, models)
+        return int(sizes[~sat].sum()) <= self.records(n)
 
     def feasibility_monotone(self, models, n):
         flag = "monotone_suppression" if self.suppresses(n) else "monotone_generalization"
