@@ -383,6 +383,13 @@ def check_batches(engine, batches, nodes, max_classes):
         assert b.n_classes <= max_classes or b.n_nodes == 1
         assert b.offsets[0] == 0 and b.offsets[-1] == b.n_classes
         assert b.n_sensitive == engine.n_sensitive and b.n_labels == engine.n_labels
+        if engine.n_sensitive and engine._layout is not None:  # the rolled sweep's
+            assert b.given_pair_starts is not None
+        if b.given_pair_starts is not None:  # the sweep's own: as the pairs say
+            first = np.searchsorted(b.pair_class, np.arange(b.n_classes))
+            assert np.array_equal(b.pair_starts, first)
+            assert np.array_equal(b.pair_per_class,
+                                  np.bincount(b.pair_class, minlength=b.n_classes))
         for i in range(b.n_nodes):
             assert_batch_node_equals(b, i, engine.classes(b.levels[i], rollup=False))
             seen.append(tuple(b.levels[i].tolist()))

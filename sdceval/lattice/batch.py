@@ -57,6 +57,9 @@ class ClassBatch:
     label_value: np.ndarray | None = None
     label_count: np.ndarray | None = None
     n_labels: int = 0
+    #: index of every class's first sensitive pair, when the producer knows it (the
+    #: engine's sweeps do); else derived from ``pair_class`` (`pair_starts`)
+    given_pair_starts: np.ndarray | None = field(default=None, repr=False)
     #: values computed once per batch and shared by the objectives (`memo`)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -91,12 +94,16 @@ class ClassBatch:
     @cached_property
     def pair_per_class(self) -> np.ndarray:
         """Number of sensitive pairs (distinct sensitive values) of every class."""
+        if self.given_pair_starts is not None:
+            return np.diff(self.given_pair_starts, append=len(self.pair_class))
         return np.bincount(self.pair_class, minlength=self.n_classes)
 
     @cached_property
     def pair_starts(self) -> np.ndarray:
         """Index of every class's first sensitive pair (pairs are sorted by class and
         every class has at least one)."""
+        if self.given_pair_starts is not None:
+            return self.given_pair_starts
         return _run_starts(self.pair_per_class)
 
     @cached_property
@@ -159,6 +166,18 @@ class ClassBatch:
         return _dense(self.label_class, self.label_value, self.label_count,
                       self.n_classes, self.n_labels)
 
+    def ids_of(self, classes: np.ndarray) -> np.ndarray:
+        """``(d, len(classes))`` node ids of the given classes (decoded for those only
+        when the batch's are `LazyIds`)."""
+        if isinstance(self.node_ids, LazyIds):
+            return self.node_ids.take(classes)
+        return np.asarray(self.node_ids)[:, classes]
+
+    def _ids_subset(self, classes: np.ndarray):
+        if isinstance(self.node_ids, LazyIds):
+            return self.node_ids.select(classes)
+        return np.asarray(self.node_ids)[:, classes]
+
     def class_mask(self, nodes: np.ndarray) -> np.ndarray:
         """Per class: its node is selected by the boolean ``nodes`` (m,)."""
         return np.repeat(np.asarray(nodes, dtype=bool), np.diff(self.offsets))
@@ -181,7 +200,7 @@ class ClassBatch:
         pc, pv, pn = pairs(self.pair_class, self.pair_value, self.pair_count)
         lc, lv, ln = pairs(self.label_class, self.label_value, self.label_count)
         return ClassBatch(self.levels[nodes], offsets, self.sizes[cmask],
-                          np.asarray(self.node_ids)[:, cmask], pc, pv, pn,
+                          self._ids_subset(cmask), pc, pv, pn,
                           self.n_sensitive, lc, lv, ln, self.n_labels)
 
     def select_classes(self, idx: np.ndarray) -> "ClassBatch":
@@ -198,7 +217,7 @@ class ClassBatch:
             pc = np.repeat(np.arange(len(idx), dtype=np.int64), n_pairs)
             pv, pn = self.pair_value[pairs], self.pair_count[pairs]
         return ClassBatch(self.levels, offsets, self.sizes[idx],
-                          np.asarray(self.node_ids)[:, idx], pc, pv, pn, self.n_sensitive)
+                          self._ids_subset(idx), pc, pv, pn, self.n_sensitive)
 
     @classmethod
     def of_tables(cls, tables: Sequence) -> "ClassBatch":
@@ -233,6 +252,38 @@ class ClassBatch:
         return cls(levels, offsets, sizes, node_ids, pc, pv, pn,
                    int(tables[0].n_sensitive), lc, lv, ln,
                    int(getattr(tables[0], "n_labels", 0) or 0))
+
+
+class LazyIds:
+    """Node ids ``(d, C)`` of classes, decoded from their packed class keys when read
+    (``np.asarray``, indexing); `ClassBatch.ids_of` decodes only the classes asked for
+    and a class subset keeps only its keys.  The engine's sweeps hand these out: the
+    objectives read the ids of the few suppressed classes only."""
+
+    def __init__(self, keys: np.ndarray, decode):
+        self.keys = keys
+        self._decode = decode
+        self._full = None
+
+    def __array__(self, dtype=None, copy=None):
+        if self._full is None:
+            self._full = self._decode(self.keys)
+        return self._full if dtype is None else self._full.astype(dtype)
+
+    def __getitem__(self, item):
+        return np.asarray(self)[item]
+
+    def __len__(self) -> int:
+        return len(np.asarray(self))
+
+    def take(self, classes: np.ndarray) -> np.ndarray:
+        """``(d, len(classes))``: the ids of some classes."""
+        if self._full is not None:
+            return self._full[:, classes]
+        return self._decode(self.keys[classes])
+
+    def select(self, classes: np.ndarray) -> "LazyIds":
+        return LazyIds(self.keys[classes], self._decode)
 
 
 class _TableIds:

@@ -117,7 +117,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from sdceval.core.errors import SdcevalError, plain
-from sdceval.lattice.batch import ClassBatch, ranges as _ranges
+from sdceval.lattice.batch import ClassBatch, LazyIds, ranges as _ranges
 from sdceval.lattice.lattice import Lattice
 
 # group by counting (O(key space)) while the key space is at most
@@ -919,7 +919,7 @@ class NodeEngine:
     def _batches_rolled(self, groups, max_classes: int, state_bytes: int, reuse: bool
                         ) -> Iterator[ClassBatch]:
         """Batches by roll-up of whole heights (module docstring, "Batches")."""
-        col = _Collector(max_classes, len(self.qis), self._id_dtype, self.n_sensitive > 0,
+        col = _Collector(max_classes, self._decode_class_keys, self.n_sensitive > 0,
                          self.n_labels > 0, self.n_sensitive, self.n_labels, reuse)
         scratch = _Scratch()
         pool = [None, None]  # the key buffers of two consecutive heights, reused
@@ -935,7 +935,7 @@ class NodeEngine:
                 full = col.make_room(len(bottom))
                 if full is not None:
                     yield full
-                col.add_table(self.bottom)
+                col.add_table(self.bottom, self._bottom_items_keys())
                 state = _State(bottom)
                 state.add(np.zeros(1, dtype=np.int64), np.array([0, len(bottom)]))
                 state, prev_h = state.freeze(), h
@@ -1130,9 +1130,10 @@ class NodeEngine:
         np.subtract(ends[1:], ends[:-1], out=sizes[1:])
         col.ncls.append(np.diff(np.searchsorted(cst, nb)))
         col.levels.append(targets)
+        # the classes' node ids are decoded from these keys only when read (few are:
+        # the suppressed classes')
+        np.right_shift(ks[cst], lay.cshift, out=col.ckeys[c0:c0 + n_cls])
         t0 = self._tick("classes", t0)
-        self._ids_of(ks[cst] >> lay.cshift, col.ids[:, c0:c0 + n_cls])
-        t0 = self._tick("node ids", t0)
         if s and lab:
             # a (class, sensitive code) pair starts where the key above the label
             # field changes (the neighbours' xor is still in t1)
@@ -1144,6 +1145,7 @@ class NodeEngine:
             pf |= cf
             pst = np.flatnonzero(pf)
             p0, n_p = col.p, len(pst)
+            np.add(np.flatnonzero(cf[pst]), p0, out=col.ps[c0:c0 + n_cls])
             out = col.pc[p0:p0 + n_p]
             np.add.accumulate(cf[pst], dtype=np.int64, out=out)
             out += c0 - 1
@@ -1163,6 +1165,8 @@ class NodeEngine:
             col.l += n_l
         elif s or lab:
             p0 = col.p if s else col.l
+            if s:  # the classes' first pairs: their first items
+                np.add(cst, p0, out=col.ps[c0:c0 + n_cls])
             pc, pv = (col.pc, col.pv) if s else (col.lc, col.lv)
             out = pc[p0:p0 + n_items]
             np.add.accumulate(cf, dtype=np.int64, out=out)
@@ -1212,6 +1216,20 @@ class NodeEngine:
         nz = np.flatnonzero(flat)  # by class, then label code
         pc = nz // lab
         return pc, nz - pc * lab, flat[nz]
+
+    def _decode_class_keys(self, class_keys: np.ndarray) -> np.ndarray:
+        """Node ids (d, C) of class keys (the batches' `LazyIds`)."""
+        out = np.empty((len(self.qis), len(class_keys)), dtype=self._id_dtype)
+        self._ids_of(class_keys, out)
+        return out
+
+    def _bottom_items_keys(self) -> np.ndarray:
+        """Class keys (the QI fields of `_bottom_items`) of the bottom's classes."""
+        lay, ids = self._layout, self.bottom.node_ids
+        keys = np.zeros(self.bottom.n_classes, dtype=np.int64)
+        for q in range(len(self.qis)):
+            keys |= ids[q].astype(np.int64) << (lay.off[q] - lay.cshift)
+        return keys
 
     def _ids_of(self, class_keys: np.ndarray, out: np.ndarray) -> None:
         """Node ids (d, C) of class keys (the QI fields of item keys), into ``out``."""
@@ -1327,12 +1345,12 @@ class _Collector:
     ``max_classes`` items (so as many classes and pairs at most), written in place
     chunk by chunk, handed out as a `ClassBatch` of views when full."""
 
-    def __init__(self, max_classes: int, d: int, id_dtype, has_pairs: bool,
+    def __init__(self, max_classes: int, decode, has_pairs: bool,
                  has_labels: bool, n_sensitive: int, n_labels: int, reuse: bool = False):
         self.max_classes = max_classes
         self.reuse = reuse
         self._spare = None
-        self.d, self.id_dtype = d, id_dtype
+        self.decode = decode  # class keys -> node ids (d, C)
         self.has_pairs, self.has_labels = has_pairs, has_labels
         self.n_sensitive, self.n_labels = n_sensitive, n_labels
         self._new(max_classes)
@@ -1342,21 +1360,22 @@ class _Collector:
         self.ncls: list = []
         self.c = self.p = self.l = self.items = 0
         if self.reuse and self._spare is not None and self._spare[0] >= cap:
-            (self.cap, self.sizes, self.ids, self.pc, self.pv, self.pn, self.lc, self.lv,
-             self.ln) = self._spare
+            (self.cap, self.sizes, self.ckeys, self.ps, self.pc, self.pv, self.pn, self.lc,
+             self.lv, self.ln) = self._spare
             return
         self.cap = cap
         self.sizes = np.empty(cap, dtype=np.int64)
-        self.ids = np.empty((self.d, cap), dtype=self.id_dtype)
+        self.ckeys = np.empty(cap, dtype=np.int64)
         e = np.empty(0, dtype=np.int64)
-        self.pc = self.pv = self.pn = self.lc = self.lv = self.ln = e
+        self.ps = self.pc = self.pv = self.pn = self.lc = self.lv = self.ln = e
         if self.has_pairs:
-            self.pc, self.pv, self.pn = (np.empty(cap, dtype=np.int64) for _ in range(3))
+            self.ps, self.pc, self.pv, self.pn = (np.empty(cap, dtype=np.int64)
+                                                  for _ in range(4))
         if self.has_labels:
             self.lc, self.lv, self.ln = (np.empty(cap, dtype=np.int64) for _ in range(3))
         if self.reuse:
-            self._spare = (cap, self.sizes, self.ids, self.pc, self.pv, self.pn, self.lc,
-                           self.lv, self.ln)
+            self._spare = (cap, self.sizes, self.ckeys, self.ps, self.pc, self.pv, self.pn,
+                           self.lc, self.lv, self.ln)
 
     def make_room(self, items: int) -> ClassBatch | None:
         """Room for ``items`` more items: the full batch to hand out first, if any."""
@@ -1373,24 +1392,27 @@ class _Collector:
         counts = np.concatenate(self.ncls)
         out = dict(levels=np.concatenate(self.levels).astype(np.int64, copy=False),
                    offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-                   sizes=self.sizes[:self.c], node_ids=self.ids[:, :self.c],
+                   sizes=self.sizes[:self.c],
+                   node_ids=LazyIds(self.ckeys[:self.c], self.decode),
                    n_sensitive=self.n_sensitive, n_labels=self.n_labels)
         if self.has_pairs:
             out.update(pair_class=self.pc[:self.p], pair_value=self.pv[:self.p],
-                       pair_count=self.pn[:self.p])
+                       pair_count=self.pn[:self.p], given_pair_starts=self.ps[:self.c])
         if self.has_labels:
             out.update(label_class=self.lc[:self.l], label_value=self.lv[:self.l],
                        label_count=self.ln[:self.l])
         self._new(self.max_classes)
         return ClassBatch(**out)
 
-    def add_table(self, t: ClassTable) -> None:
-        """Append a whole `ClassTable` (the bottom node)."""
+    def add_table(self, t: ClassTable, class_keys: np.ndarray) -> None:
+        """Append a whole `ClassTable` (the bottom node) with its classes' keys."""
         c, n_cls = self.c, t.n_classes
         self.sizes[c:c + n_cls] = t.sizes
-        self.ids[:, c:c + n_cls] = t.node_ids
+        self.ckeys[c:c + n_cls] = class_keys
         if self.has_pairs:
             n_p = len(t.pair_class)
+            np.add(np.searchsorted(t.pair_class, np.arange(n_cls)), self.p,
+                   out=self.ps[c:c + n_cls])
             np.add(t.pair_class, c, out=self.pc[self.p:self.p + n_p])
             self.pv[self.p:self.p + n_p] = t.pair_value
             self.pn[self.p:self.p + n_p] = t.pair_count

@@ -176,8 +176,9 @@ class EntropyTables:
         node = batch.node_of(sup)
         size = batch.sizes[sup].astype(np.float64)
         total = np.bincount(node, weights=size, minlength=m)  # S per node
+        sup_ids = batch.ids_of(sup)
         for q in range(d):
-            ids = np.asarray(batch.node_ids[q])[sup].astype(np.int64)
+            ids = sup_ids[q].astype(np.int64)
             width = int(ids.max()) + 1
             key = node * width + ids
             if m * width <= max(4 * len(key), 1 << 16):

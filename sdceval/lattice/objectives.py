@@ -449,9 +449,10 @@ def _class_loss(batch, ctx, which: np.ndarray, node: np.ndarray) -> np.ndarray:
     nodes), at their node's levels: one gather per QI from its flat table of all levels'
     losses."""
     lv = batch.levels[node]
+    ids = batch.ids_of(which)
     out = np.zeros(len(lv))
     for q, (flat, offs) in enumerate(ctx.flat_cell_losses):
-        out += flat[offs[lv[:, q]] + np.asarray(batch.node_ids[q])[which]]
+        out += flat[offs[lv[:, q]] + ids[q]]
     return out
 
 
