@@ -145,13 +145,15 @@ STATE_BYTES = 1 << 30
 _KEY_BITS = 62
 
 
-def group_keys(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def group_keys(keys: np.ndarray, space: int, kind: str = SORT_KIND
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group int64 ``keys`` in ``0..space-1``.
 
     Returns ``(inverse, first, uniq)``: the group of each key (groups numbered in
     increasing key order), the index of one key of each group, and the sorted distinct
     keys.  Counting (a presence mask over the key space) when the space is at most a few
-    times the number of keys, else one sort.
+    times the number of keys, else one sort of kind ``kind`` (stable, for keys in long
+    sorted runs; quicksort for keys in no order, e.g. the records').
     """
     m = len(keys)
     if space <= _COUNT_SLACK * m + _COUNT_MIN:
@@ -164,7 +166,7 @@ def group_keys(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np
         first = np.empty(len(uniq), dtype=np.int64)
         first[inverse] = np.arange(m, dtype=np.int64)  # any member represents its group
         return inverse, first, uniq
-    order = np.argsort(keys, kind=SORT_KIND)
+    order = np.argsort(keys, kind=kind)
     sk = keys[order]
     new = np.empty(m, dtype=bool)
     if m:
@@ -422,7 +424,7 @@ class NodeEngine:
         self.bottom, inverse = self._reduce(
             self.lattice.bottom, codes, self._pack(codes) if self._packed else None, ones,
             None if values is None else np.arange(self.n), values,
-            None if values is None else ones)
+            None if values is None else ones, kind="quicksort")  # records: no runs
         del codes, values, ones
         self.row_of_record = inverse
         self.row_of_record.setflags(write=False)
@@ -455,9 +457,15 @@ class NodeEngine:
 
     # -- grouping ---------------------------------------------------------------------
     def _pack(self, ids: np.ndarray) -> np.ndarray:
-        return self._stride @ ids
+        # Σ_q stride_q · id_q by multiply-adds: numpy's integer matmul is a slow loop
+        key = np.zeros(ids.shape[1], dtype=np.int64)
+        for q, w in enumerate(self._stride.tolist()):
+            if w:
+                key += ids[q].astype(np.int64) * w
+        return key
 
-    def _reduce(self, levels, ids, packed, sizes, pair_item, pair_value, pair_count):
+    def _reduce(self, levels, ids, packed, sizes, pair_item, pair_value, pair_count,
+                kind: str = SORT_KIND):
         """Group items (records, or classes of a more specific node) at ``levels``: by
         their packed keys ``packed`` (m,), or, without packing, by their node ids ``ids``
         (d, m) combined into one mixed-radix key; one grouping pass.
@@ -476,10 +484,10 @@ class NodeEngine:
                 inverse, first, _ = group_keys(self._keys(levels, ids)[0], small)
                 uniq = packed[first]
             else:
-                inverse, first, uniq = group_keys(key, space)
+                inverse, first, uniq = group_keys(key, space, kind)
         else:
             key, space = self._keys(levels, ids)
-            inverse, first, uniq = group_keys(key, space)
+            inverse, first, uniq = group_keys(key, space, kind)
         return self._finish(levels, inverse, uniq if packed is not None else None,
                             ids[:, first], sizes, pair_item, pair_value, pair_count)
 
@@ -685,7 +693,7 @@ class NodeEngine:
             key = np.zeros(source.n_classes, dtype=np.int64)
         inverse, first, _ = group_keys(key, small)
         ids = np.stack([row[first] for row in rows])
-        uniq = self._stride @ ids.astype(np.int64)
+        uniq = self._pack(ids)
         return self._finish(levels, inverse, uniq, ids, source.sizes, *values)[0]
 
     def _rollup_sorted(self, source: ClassTable, levels: tuple, values) -> ClassTable:

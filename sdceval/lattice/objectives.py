@@ -159,9 +159,10 @@ class Objective:
     bound: Callable | None = None
     #: whole numbers (counts), reported as integers
     integer: bool = False
-    #: ``(ctx, levels (m, d)) -> (m,)``: the exact values from the nodes' levels, for
-    #: an objective that depends on nothing else (the search then needs no outcome)
-    of_levels: Callable | None = None
+    #: the bound is the objective's value, to the last bit (an objective of the levels
+    #: alone): ``Σ_q bound[q, level_q]`` summed left to right from 0.0 in QI order
+    #: (the search then needs no class table for the value)
+    bound_exact: bool = False
 
     def minimized(self, values: np.ndarray) -> np.ndarray:
         """Values in the minimized sense (negated for ``max`` objectives)."""
@@ -172,11 +173,11 @@ OBJECTIVES: dict[str, Objective] = {}
 
 
 def _register(name, goal, description, needs=(), monotone=None, bound=None,
-              integer=False, of_levels=None):
+              integer=False, bound_exact=False):
     def deco(fn):
         OBJECTIVES[name] = Objective(name, goal, fn, description, tuple(needs),
                                      monotone or (lambda rule, models, n: False), bound,
-                                     integer, of_levels)
+                                     integer, bound_exact)
         return fn
     return deco
 
@@ -524,8 +525,7 @@ def _nu_bound(ctx):
 
 @_register("nu_entropy", "min", "ARX's non-uniform entropy, monotonic variant (a "
            "function of the levels: every record charged its generalization entropy)",
-           monotone=lambda rule, models, n: True, bound=_nu_bound,
-           of_levels=lambda ctx, levels: ctx.entropy.of_levels(levels))
+           monotone=lambda rule, models, n: True, bound=_nu_bound, bound_exact=True)
 def _nu_entropy(batch, outcome, ctx):
     return ctx.entropy.evaluate(batch, outcome.kept, monotonic=True)
 

@@ -442,6 +442,9 @@ class _Search:
         self._heights = [int(h) for h in self.lat.heights]
         self._rel = [1.0 / max(h, 1) for h in self._heights]
         self._radices = [int(x) for x in self.lat.radices]
+        # the objective's value from the levels, when its bound is exact
+        self._terms = (self.obj.bound(problem.ctx).tolist() if self.obj.bound_exact
+                       else None)
 
     def check(self, node_id: int) -> bool:
         """Evaluate a node (classes, rule, objective if feasible); memoized."""
@@ -453,8 +456,10 @@ class _Search:
         ok = self.p.feasible(table)
         self.feasible[node_id] = ok
         if ok:
-            if self.obj.of_levels is not None:  # no outcome needed
-                v = float(self.obj.of_levels(self.p.ctx, np.array([levels]))[0])
+            if self.obj.bound_exact:  # a sum of the bound's terms: no outcome needed
+                v = 0.0
+                for q, lv in enumerate(levels):
+                    v += self._terms[q][lv]
             else:
                 batch = ClassBatch.of_tables([table])
                 v = float(evaluate(batch, self.p.outcome(batch), [self.name],
