@@ -79,9 +79,10 @@ def test_js_max_by_convexity_equals_every_class(S, seed):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_dataset(max_qis=3, max_n=60), st.integers(0, 2**31 - 1))
-def test_distance_and_s_l_objectives_equal_plain_sums_on_whole_lattices(ds, seed):
+def test_class_objectives_equal_plain_definitions_on_whole_lattices(ds, seed):
     """Every node of a random lattice in a few batches, random classes suppressed:
-    t, t_js (hierarchical EMD and JS) and S_ℓ, S_ℓ-all against per-class values."""
+    t, t_js (hierarchical EMD and JS), the ℓ objectives and S_ℓ, S_ℓ-all against
+    per-class values."""
     rng = np.random.default_rng(seed)
     p = LatticeProblem(ds, rule="dewri", limit=0)
     for batch in p.engine.batches(max_classes=64):
@@ -94,6 +95,19 @@ def test_distance_and_s_l_objectives_equal_plain_sums_on_whole_lattices(ds, seed
             # may leave ~1e-16 (e.g. JS's ln n − (1/n) n ln n)
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15, err_msg=name)
         dense = batch.sensitive_matrix()
+        share = dense / dense.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            H = -np.where(share > 0, share * np.log(share), 0.0).sum(axis=1)
+        per_class = {"l_distinct": (dense > 0).sum(axis=1),
+                     "l_probabilistic": dense.sum(axis=1) / dense.max(axis=1),
+                     "l_entropy": np.exp(H)}
+        for name, values in per_class.items():
+            whole = LDiversity(1.0, name[2:]).value(p.ctx.table_counts[None, :],
+                                                    p.ctx.table_dist)[0]
+            v = batch.node_min(np.where(kept, values, np.inf))
+            np.testing.assert_allclose(OBJECTIVES[name].compute(batch, out, p.ctx),
+                                       np.where(np.isfinite(v), v, whole), rtol=1e-12,
+                                       err_msg=name)
         squares = (dense ** 2).sum(axis=1)
         assert np.array_equal(OBJECTIVES["s_l"].compute(batch, out, p.ctx),
                               batch.node_sum(np.where(kept, squares, 0)))

@@ -75,30 +75,31 @@ run of equal QI fields.  The order:
    timsort finds and merges); *merge* equal keys (neighbours whose xor is below the
    count field: the counts add up) by one compaction; *emit*: class starts where the
    xor of neighbours reaches the QI fields, sizes as differences of a running count at
-   the class ends, node ids by shift-and-mask of each QI field, pair class / code /
-   count read off the items.
+   the class ends, the class keys (QI fields) kept for node ids decoded by
+   shift-and-mask only when read (`LazyIds`: the objectives read the suppressed
+   classes' only), each class's first pair, pair class / code / count read off the
+   items.
 3. Batches are filled in place and handed out once ``max_classes`` items (so at most as
    many classes and pairs) are reached; a node with more is a batch of its own.
    ``reuse=True`` writes every batch into the same arrays.
 
 Memory: the previous height's item keys and the current one's, each in a buffer of at
 most ``state_bytes`` (default 1 GiB; about 2 × 8 bytes × the items of the largest
-height, under 2 × 160 MB on Adult), one batch (about ``8 + 4d + 24`` bytes per
-item, 16 MB for 8 QIs at the default ``max_classes``) and the chunk's work arrays
+height, under 2 × 160 MB on Adult), one batch (about 56 bytes per item, 15 MB at
+the default ``max_classes``) and the chunk's work arrays
 (about 3 MB).  When the keys need more than 62 bits (many QIs with many leaves and
 many records), the batches come from `classes` node by node.
 
 Measured (``python benchmarks/bench_lattice.py --repeat 3``, best of 3, on the 2-core
-machine shared with other jobs; in the same run node-by-node roll-up took 13.5 s and
-direct evaluation 30 s): adult-train with Dewri et al.'s 8 QIs and occupation
-sensitive, all 17 920 nodes (25.7 million classes, 72.3 million sensitive pairs) in
-4.2 s = 233 µs per node (``reuse=True``: 4.0 s; 3.5 s in a quieter run); steps: merge
-1.0, classes 0.8, sort 0.6, lift 0.5, pairs 0.5, node ids 0.4, gather 0.2 s; with
-income as the class label and 7 QIs, 8 960 nodes in 3.4 s (pairs 1.4 s: the label
-counts); a 1 000 000-record resample of adult-train sets up in 0.34 s and sweeps its
-lattice in 4.4 s at a peak RSS of 0.72 GB (0.47 GB of it the data frames).  Issue 7
-asks ≤ 2 s for this part; what remains is the per-item cost, some 25 numpy passes over
-79 million source items.
+machine shared with other jobs, whose speed drifts by up to 1.5x within a day; node by
+node, roll-up took 13.5 s and direct evaluation 30 s): adult-train with Dewri et al.'s
+8 QIs and occupation sensitive, all 17 920 nodes (25.7 million classes, 72.3 million
+sensitive pairs) in 3.9 s = 218 µs per node (``reuse=True``: 3.3 s); steps: merge 1.0,
+classes 1.0, pairs 0.5, sort 0.5, lift 0.5, gather 0.2 s; with income as the class
+label and 7 QIs, 8 960 nodes in 3.0 s (pairs 1.4 s: the label counts); a 1 000 000-record
+resample of adult-train sets up in 0.34 s and sweeps its lattice in 4.4 s at a peak RSS
+of 0.72 GB (0.47 GB of it the data frames).  What remains is the per-item cost, some
+20 numpy passes over 79 million source items.
 
 References
 ----------

@@ -51,8 +51,16 @@ suppression they are not — except ``nu_entropy``, a function of the levels alo
 monotone always (ARX declares it so).  Some have a cheap *lower bound* from the levels
 alone, a sum of per-QI, per-level terms (``glm``: every record's generalization loss
 with nothing suppressed; ``nu_entropy_nm``: the monotonic variant; ``nu_entropy``: its
-own exact value), monotone and ≤ the objective, which the optimal search uses to skip
-nodes.
+own exact value, ``bound_exact``), monotone and ≤ the objective, which the optimal
+search uses to skip nodes.
+
+Shortcuts, each tested against the plain definition (``tests/test_lattice_shortcuts.py``):
+``t`` and ``t_js`` compute the distance only for the kept classes that may hold a node's
+maximum — EMD and JS are convex in the class's distribution, so a class is no farther
+from the table than its farthest value alone, and a class of one value *is* that point
+mass (`_convex_max`); the ℓ objectives stop at a kept class of one value (ℓ = 1); sums
+over kept classes are sums over all classes minus the few suppressed ones, S_ℓ's as
+segment sums over each node's pairs.
 """
 from __future__ import annotations
 
@@ -259,10 +267,9 @@ def _l_objective(variant):
         rest = ~pure
         if not rest.any():
             return out
-        sub, kept = batch, outcome.kept
-        if pure.any():
-            sub, kept = batch.subset(rest), kept[batch.class_mask(rest)]
-        v = sub.node_min(np.where(kept, _l_per_class(sub, variant), np.inf))
+        # the other nodes' kept classes only (every node stays, most without classes)
+        sub = batch.select_classes(np.flatnonzero(outcome.kept & batch.class_mask(rest)))
+        v = sub.node_min(_l_per_class(sub, variant))[rest]
         out[rest] = np.where(np.isfinite(v), v, whole)
         return out
     return fn
