@@ -15,7 +15,8 @@ from sdceval.lattice import class_stats
 from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.objectives import OBJECTIVES, _t_per_class
 from sdceval.lattice.search import LatticeProblem, optimal
-from sdceval.lattice.suppression import ArxRule, DewriRule, Outcome, _dropped
+from sdceval.lattice.suppression import (ArxRule, DewriRule, Outcome, SuppressionRule,
+                                         _dropped)
 from sdceval.privacy import KAnonymity, LDiversity
 
 
@@ -155,6 +156,8 @@ def test_feasibility_from_sizes_equals_the_rules_outcome(sizes, k, limit):
         for models in ([], [KAnonymity(k)]):
             want = bool(rule.apply(batch, models, None, n).feasible[0])
             assert rule.feasible_sizes(sizes, models, n) == want, (rule, models)
+            # the base class's version (a rule that does not override it)
+            assert SuppressionRule.feasible_sizes(rule, sizes, models, n) == want
 
 
 def test_search_with_a_sensitive_model_checks_the_full_outcome(adult_small):

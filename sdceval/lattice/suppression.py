@@ -148,9 +148,14 @@ class SuppressionRule:
 
     def feasible_sizes(self, sizes: np.ndarray, models: Sequence, n: int) -> bool:
         """One node's `Outcome.feasible` from its class sizes alone, for models that
-        read only a class's size (`needs_sensitive` false): the searches' check, without
-        a batch or the per-class outcome arrays."""
-        raise NotImplementedError
+        read only a class's size (`needs_sensitive` false): the searches' check.  This
+        default applies the rule to a batch of the one node; the rules here override
+        it without the batch or the per-class outcome arrays."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        batch = ClassBatch(np.zeros((1, 0), dtype=np.int64),
+                           np.array([0, len(sizes)], dtype=np.int64), sizes,
+                           np.zeros((0, len(sizes)), dtype=np.int64))
+        return bool(self.apply(batch, models, None, n).feasible[0])
 
     def feasibility_monotone(self, models: Sequence, n: int) -> bool:
         """Whether feasibility can only be gained by generalizing (module docstring)."""
