@@ -203,6 +203,13 @@ class ClassBatch:
                           self._ids_subset(cmask), pc, pv, pn,
                           self.n_sensitive, lc, lv, ln, self.n_labels)
 
+    def pairs_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sensitive pairs of some classes, class after class, as pair indices, and
+        each class's number of pairs."""
+        n_pairs = self.pair_per_class[classes]
+        starts = self.pair_starts[classes]
+        return ranges(starts, starts + n_pairs), n_pairs
+
     def select_classes(self, idx: np.ndarray) -> "ClassBatch":
         """The batch of the classes ``idx`` (increasing indices), every node kept (with
         those of its classes selected, possibly none), classes and pairs renumbered;
@@ -212,8 +219,7 @@ class ClassBatch:
         offsets = np.searchsorted(idx, self.offsets).astype(np.int64)
         pc = pv = pn = None
         if self.pair_class is not None:
-            n_pairs = self.pair_per_class[idx]
-            pairs = ranges(self.pair_starts[idx], self.pair_starts[idx] + n_pairs)
+            pairs, n_pairs = self.pairs_of(idx)
             pc = np.repeat(np.arange(len(idx), dtype=np.int64), n_pairs)
             pv, pn = self.pair_value[pairs], self.pair_count[pairs]
         return ClassBatch(self.levels, offsets, self.sizes[idx],
@@ -227,7 +233,10 @@ class ClassBatch:
             raise SdcevalError("class batch: no class tables given")
         if len(tables) == 1:
             t = tables[0]
-            ids = _TableIds(t) if getattr(t, "_ids", True) is None else np.asarray(t.node_ids)
+            # a table of the search's roll-up reads its node ids off its packed keys:
+            # only when (and for the classes) asked
+            ids = (LazyIds(t.keys, t._engine._ids_of_keys)
+                   if getattr(t, "_ids", True) is None else np.asarray(t.node_ids))
             return cls(np.asarray([t.levels], dtype=np.int64),
                        np.array([0, t.n_classes], dtype=np.int64), t.sizes,
                        ids, t.pair_class, t.pair_value, t.pair_count,
@@ -284,24 +293,6 @@ class LazyIds:
 
     def select(self, classes: np.ndarray) -> "LazyIds":
         return LazyIds(self.keys[classes], self._decode)
-
-
-class _TableIds:
-    """A class table's node ids, computed when first read: a search's check of a node
-    (k-anonymity, a metric of the levels) never reads them (`ClassTable.node_ids`)."""
-
-    def __init__(self, table):
-        self._table = table
-
-    def __array__(self, dtype=None, copy=None):
-        a = self._table.node_ids
-        return a if dtype is None else a.astype(dtype)
-
-    def __getitem__(self, item):
-        return self._table.node_ids[item]
-
-    def __len__(self) -> int:
-        return len(self._table.node_ids)
 
 
 def ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -896,9 +896,7 @@ class NodeEngine:
                 vc, vv, vn = np.arange(b.n_classes), None, b.sizes
             else:
                 vc, vv, vn = b._values
-            keys = np.zeros(len(vc), dtype=np.int64)
-            for q in range(len(self.qis)):
-                keys |= b.node_ids[q].astype(np.int64)[vc] << lay.off[q]
+            keys = self._bottom_class_keys()[vc] << lay.cshift
             if vv is not None:
                 if self.n_sensitive and self.n_labels:
                     keys |= (vv // self.n_labels) << (lay.cb + lay.lb)
@@ -944,7 +942,7 @@ class NodeEngine:
                 full = col.make_room(len(bottom))
                 if full is not None:
                     yield full
-                col.add_table(self.bottom, self._bottom_items_keys())
+                col.add_table(self.bottom, self._bottom_class_keys())
                 state = _State(bottom)
                 state.add(np.zeros(1, dtype=np.int64), np.array([0, len(bottom)]))
                 state, prev_h = state.freeze(), h
@@ -1232,8 +1230,9 @@ class NodeEngine:
         self._ids_of(class_keys, out)
         return out
 
-    def _bottom_items_keys(self) -> np.ndarray:
-        """Class keys (the QI fields of `_bottom_items`) of the bottom's classes."""
+    def _bottom_class_keys(self) -> np.ndarray:
+        """Class keys (the QI fields of `_bottom_items`, unshifted) of the bottom's
+        classes."""
         lay, ids = self._layout, self.bottom.node_ids
         keys = np.zeros(self.bottom.n_classes, dtype=np.int64)
         for q in range(len(self.qis)):

@@ -73,7 +73,7 @@ import numpy as np
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import cell_loss
 from sdceval.lattice import class_stats
-from sdceval.lattice.batch import ClassBatch, node_segments as _node_segments, ranges
+from sdceval.lattice.batch import ClassBatch, node_segments as _node_segments
 from sdceval.lattice.suppression import Outcome, SuppressionRule
 
 
@@ -94,6 +94,7 @@ class LatticeContext:
         self.table_dist = None
         self.table_counts = None
         self.sensitive_hierarchy = None
+        self._memo: dict = {}
         if engine.sensitive is not None:
             b = engine.bottom
             counts = np.bincount(b.pair_value, weights=b.pair_count,
@@ -104,10 +105,9 @@ class LatticeContext:
 
     def memo(self, key, compute):
         """``compute()`` once per context (values that depend on the data alone)."""
-        memo = self.__dict__.setdefault("_memo", {})
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @cached_property
     def cell_losses(self) -> list[list[np.ndarray]]:
@@ -193,13 +193,6 @@ def _register(name, goal, description, needs=(), monotone=None, bound=None,
 def _loss_monotone(rule: SuppressionRule, models, n) -> bool:
     # a feasible node suppresses nothing, so only coarser cells and merged classes count
     return not rule.suppresses(n)
-
-
-def _per_class_max(batch, outcome, per_class, whole):
-    """max over kept classes (+inf stays: δ of a class missing a value of the table);
-    the whole table's value when nothing is kept."""
-    v = batch.node_max(np.where(outcome.kept, per_class, -np.inf))
-    return np.where(v == -np.inf, whole, v)
 
 
 def _kept_sum(batch, outcome, per_class, key=None):
@@ -420,8 +413,7 @@ def _s_l(batch, outcome, ctx):
     total = _count_square_totals(batch)
     sup = outcome.dropped
     if len(sup):  # minus the suppressed classes' pairs (few)
-        n_pairs = batch.pair_per_class[sup]
-        pairs = ranges(batch.pair_starts[sup], batch.pair_starts[sup] + n_pairs)
+        pairs, n_pairs = batch.pairs_of(sup)
         total = total - np.bincount(np.repeat(outcome.dropped_node, n_pairs),
                                     weights=_count_squares(batch)[pairs].astype(np.float64),
                                     minlength=batch.n_nodes)
