@@ -36,7 +36,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from sdceval.core import threads
+from sdceval.core import interrupts, threads
 from sdceval.core.errors import SdcevalError, plain
 
 BUNDLED_NAMES = ("census", "eia", "adult", "adult-train", "adult-arx")  # = loaders.BUNDLED
@@ -852,7 +852,13 @@ def _signal_handling():
             print("sdceval: error: " + ("terminated (SIGTERM)" if signum == signal.SIGTERM
                                         else "interrupted"), file=sys.stderr)
             _hard_exit(128 + signum)
-        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        if interrupts.deferring():
+            # inside a call that must not be cut in half (loky's submit): raised as
+            # soon as it returns; a second signal still leaves at once (`again`)
+            interrupts.defer(exc)
+            return
+        raise exc
 
     for s in watched:
         signal.signal(s, first)

@@ -304,3 +304,61 @@ def test_parallel_native_marks_multi_threaded_sections():
         with threads.limited(1):
             assert threads.parallel_native()  # still inside the outer section
     assert not threads.parallel_native()
+
+
+def test_signal_inside_a_deferred_section_is_raised_when_it_ends():
+    """A SIGTERM that lands inside `interrupts.deferred` (loky's submit) does not cut
+    the section: its last statement runs, then `Terminated` is raised (the race that
+    once made `run` exit 1 instead of 143)."""
+    from sdceval.core import interrupts
+    done = []
+    with pytest.raises(cli.Terminated):
+        with cli._signal_handling():
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler runs here, and returns
+                done.append("section finished")
+            done.append("never")
+    assert done == ["section finished"]
+    assert not interrupts.deferring() and interrupts._pending is None
+
+
+def test_deferred_sections_nest_and_the_first_signal_wins():
+    from sdceval.core import interrupts
+    first, second = KeyboardInterrupt("first"), KeyboardInterrupt("second")
+    with pytest.raises(KeyboardInterrupt) as err:
+        with interrupts.deferred():
+            with interrupts.deferred():
+                interrupts.defer(first)
+            assert interrupts.deferring()  # still held: the outer section runs on
+            interrupts.defer(second)
+    assert err.value is first
+    with interrupts.deferred():  # nothing held: nothing raised
+        pass
+
+
+def test_executor_shutdown_error_does_not_hide_the_interrupt(monkeypatch):
+    """When the pool fails to shut down after an interrupt, the interrupt (not the
+    shutdown's error) reaches the CLI, which maps it to 130/143."""
+    from joblib.externals.loky import process_executor
+
+    from sdceval.core import threads
+    from sdceval.experiments.executor import ProcessExecutor
+
+    def broken_shutdown(self, wait=True, kill_workers=False):
+        if kill_workers:
+            raise RuntimeError("pool half built")
+    monkeypatch.setattr(process_executor.ProcessPoolExecutor, "shutdown", broken_shutdown)
+
+    def interrupted(**kw):
+        raise AssertionError("never run")
+
+    def submit(self, *a, **k):
+        raise cli.Terminated()
+    monkeypatch.setattr(process_executor.ProcessPoolExecutor, "submit", submit)
+    threads.set_budget(2)
+    try:
+        with pytest.raises(cli.Terminated):
+            ProcessExecutor(workers=2).map(interrupted, [{}, {}])
+    finally:
+        threads.set_budget(None)

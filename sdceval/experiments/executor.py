@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from sdceval.core import threads
+from sdceval.core import interrupts, threads
 from sdceval.core.errors import SdcevalError
 from sdceval.core.tasks import run_serially
 
@@ -100,9 +100,10 @@ class ProcessExecutor(Executor):
         from concurrent.futures import FIRST_COMPLETED, wait
 
         from joblib.externals.loky import ProcessPoolExecutor
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)),
-                                   env=thread_env(self.threads_each),
-                                   initializer=_ignore_sigint)
+        with interrupts.deferred():
+            pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)),
+                                       env=thread_env(self.threads_each),
+                                       initializer=_ignore_sigint)
         finished = False
         try:
             # as many tasks in flight as workers, the next submitted when one finishes:
@@ -114,7 +115,12 @@ class ProcessExecutor(Executor):
             def submit_next():
                 nxt = next(queued, None)
                 if nxt is not None:
-                    futures[pool.submit(run_task, fn, self.threads_each, nxt[1])] = nxt[0]
+                    # an interrupt inside submit (which may be starting loky's manager
+                    # thread) would leave a pool that shutdown cannot stop: held until
+                    # submit returns (`sdceval.core.interrupts`)
+                    with interrupts.deferred():
+                        fut = pool.submit(run_task, fn, self.threads_each, nxt[1])
+                    futures[fut] = nxt[0]
 
             for _ in range(self.workers):
                 submit_next()
@@ -133,7 +139,15 @@ class ProcessExecutor(Executor):
         finally:
             # on an error or an interrupt the remaining tasks are abandoned: kill the
             # workers now rather than let them compute for nobody
-            pool.shutdown(wait=True, kill_workers=not finished)
+            if finished:
+                pool.shutdown(wait=True)
+            else:
+                try:
+                    pool.shutdown(wait=True, kill_workers=True)
+                except Exception:  # noqa: BLE001 - the error in flight is the one to report
+                    # a pool broken by the error in flight may fail to shut down; the
+                    # CLI's last step ends any child left (`cli._end_children`)
+                    pass
 
 
 class DaskExecutor(Executor):
