@@ -245,6 +245,54 @@ def test_rollup_without_sensitive_counts_equals_grouping(ds, cache, seed):
         assert a.node_ids.dtype == b.node_ids.dtype
 
 
+def _assert_counted_equals_sorted(engine, levels):
+    small = int(np.prod([engine._n_nodes[i][lv] for i, lv in enumerate(levels)]))
+    a = engine._rollup_bottom_counted(levels, small)
+    b = engine._rollup_merged(engine.bottom, levels)
+    for f in ("levels", "keys", "node_ids", "sizes", "row_class"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), (levels, f)
+    assert a.node_ids.dtype == b.node_ids.dtype and a.sizes.dtype == b.sizes.dtype
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_dataset())
+def test_counted_rollup_from_the_distinct_rows_equals_the_sorted_one(ds):
+    """A roll-up from the distinct rows by counting over the node's own key space
+    (`NodeEngine._rollup_bottom_counted`, the search's start nodes) is the sort-based
+    one (`_rollup_merged`) array for array, on every node, the top included."""
+    bare = Dataset(ds.frame, ds.schema.with_roles(qi=list(ds.schema.qis), sensitive=None))
+    engine = NodeEngine(bare, cache_tables=0)
+    for levels in engine.lattice.nodes():
+        _assert_counted_equals_sorted(engine, tuple(int(v) for v in levels))
+
+
+def test_counted_rollup_on_arx_adult():
+    """The same on ARX's Adult lattice (19 502 distinct rows), on nodes whose key
+    space the dispatcher counts over and on some it sorts, and the dispatcher's
+    choice: counting only below the bound."""
+    from sdceval.lattice import engine as engine_mod
+    ds = load_dataset("adult-arx")
+    engine = NodeEngine(ds, cache_tables=0)
+    nodes = engine.lattice.nodes()
+    rng = np.random.default_rng(0)
+    counted = sorted_ = 0
+    for levels in nodes[rng.choice(len(nodes), 300, replace=False)]:
+        levels = tuple(int(v) for v in levels)
+        _assert_counted_equals_sorted(engine, levels)
+        small = int(np.prod([engine._n_nodes[i][lv] for i, lv in enumerate(levels)]))
+        if small <= engine_mod._COUNT_SLACK * engine.n_distinct + engine_mod._COUNT_MIN:
+            counted += 1
+        else:
+            sorted_ += 1
+    assert counted > 50 and sorted_ > 50
+    calls = []
+    original = engine._rollup_bottom_counted
+    engine._rollup_bottom_counted = lambda lv, sm: calls.append(lv) or original(lv, sm)
+    engine.classes((1, 4, 1, 2, 3, 2, 2, 2, 1))  # a few classes: counted
+    engine.classes((0, 0, 0, 0, 0, 0, 0, 0, 1))  # thousands of classes: sorted
+    assert calls == [(1, 4, 1, 2, 3, 2, 2, 2, 1)]
+
+
 def test_rollup_uses_the_cached_predecessor_with_fewest_classes():
     # bottom: 8 classes; a generalized: 2 (the values of b); b generalized: 4
     frame = pd.DataFrame({"a": list("abcdabcd") * 3, "b": list("xxxxyyyy") * 3,

@@ -199,19 +199,21 @@ def test_exact_bounds_equal_the_class_table_values(adult_small):
 
 
 def test_bottom_key_changes_are_kept_within_their_budget(adult_small, monkeypatch):
-    """Roll-ups from the distinct rows reuse the kept key changes, and past the byte
-    budget compute them without keeping them: the same tables either way."""
+    """Roll-ups from the distinct rows reuse the kept key changes (sorted roll-ups) and
+    node ids (counted ones), and past the byte budget compute them without keeping
+    them: the same tables either way."""
     from sdceval import Dataset
     from sdceval.lattice import engine as engine_mod
     ds = Dataset(adult_small.frame, adult_small.schema.with_roles(sensitive=[], label=[]),
                  name="no sensitive")  # k-anonymity's roll-up: class sizes only
     nodes = [tuple(v) for v in LatticeProblem(ds).lattice.nodes()[1::5]]
     kept = LatticeProblem(ds).engine
-    want = [kept._rollup(kept.bottom, v) for v in nodes]
-    assert kept._bottom_lifts and kept._bottom_lift_bytes <= engine_mod._BOTTOM_LIFT_BYTES
+    want = [f(kept.bottom, v) for v in nodes for f in (kept._rollup, kept._rollup_merged)]
+    assert kept._bottom_lifts and kept._bottom_ids  # both kinds of roll-up ran
+    assert kept._bottom_lift_bytes <= engine_mod._BOTTOM_LIFT_BYTES
     monkeypatch.setattr(engine_mod, "_BOTTOM_LIFT_BYTES", 0)
     bare = LatticeProblem(ds).engine
-    got = [bare._rollup(bare.bottom, v) for v in nodes]
-    assert not bare._bottom_lifts
+    got = [f(bare.bottom, v) for v in nodes for f in (bare._rollup, bare._rollup_merged)]
+    assert not bare._bottom_lifts and not bare._bottom_ids
     for a, b in zip(want, got):
         assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.keys, b.keys)
