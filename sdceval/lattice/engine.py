@@ -25,6 +25,10 @@ class tables, never on the records:
   values ``packed key << b | class size``: lifted keys are the source's plus a lookup
   per lifted QI, sizes are differences of a running sum at the ends of runs of equal
   keys, and node ids are read off the keys only when asked for (`_rollup_merged`).
+  From the distinct rows into a node whose own key space (the product of its levels'
+  node counts) is at most a few times the number of rows — a search's start nodes,
+  high on several QIs — the rows' node ids are combined into that small key and the
+  class sizes counted over it, without a sort (`_rollup_bottom_counted`).
 
 Both give the same table: classes sorted by their node ids (lexicographic, QI order),
 so ``classes(v)`` and ``classes(v, rollup=False)`` are equal array for array.
