@@ -154,15 +154,24 @@ def test_adult_arx_with_occupation_sensitive():
 
 
 def test_arx_hierarchies_are_package_data():
+    """Every hierarchy file ships: setuptools expands each package's globs from that
+    package's folder ('*' does not enter sub-folders), and ``hierarchies/arx`` is a
+    package of its own (so that setuptools does not warn about a folder it would
+    otherwise treat as an undeclared package)."""
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
-    globs = [g.strip() for g in cfg["options.package_data"]["sdceval.hierarchies"].split(",")]
+    data = cfg["options.package_data"]
     base = ROOT / "sdceval" / "hierarchies"
-    files = sorted(p.relative_to(base).as_posix() for p in (base / "arx").iterdir())
-    assert len([f for f in files if f.endswith(".csv")]) == 9
+    shipped = set()
+    for package, folder in (("sdceval.hierarchies", base), ("sdceval.hierarchies.arx",
+                                                            base / "arx")):
+        assert (folder / "__init__.py").exists()
+        for g in data[package].split(","):
+            shipped |= {p.relative_to(base).as_posix() for p in folder.glob(g.strip())}
+    files = sorted(p.relative_to(base).as_posix() for p in base.rglob("*")
+                   if p.is_file() and p.suffix in (".csv", ".toml", ".md"))
+    assert len([f for f in files if f.startswith("arx/") and f.endswith(".csv")]) == 9
     assert {"arx/adult.toml", "arx/README.md"} <= set(files)
-    # setuptools expands the globs from the package folder; '*' does not enter folders
-    shipped = {p.relative_to(base).as_posix() for g in globs for p in base.glob(g)}
     missing = [f for f in files if f not in shipped]
     assert not missing, f"not shipped as package data: {missing}"
 

@@ -1,0 +1,1 @@
+"""ARX's own Adult hierarchies and roles (package data; provenance in README.md here)."""
