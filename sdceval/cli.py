@@ -853,6 +853,7 @@ def _signal_handling():
                                         else "interrupted"), file=sys.stderr)
             _hard_exit(128 + signum)
         exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        interrupts.record(exc)  # raised again at the next safe point if swallowed
         if interrupts.deferring():
             # inside a call that must not be cut in half (loky's submit): raised as
             # soon as it returns; a second signal still leaves at once (`again`)
@@ -867,6 +868,7 @@ def _signal_handling():
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        interrupts.clear()  # what this scope received ended it; the caller starts afresh
 
 
 def _silence_stdout() -> None:
@@ -899,8 +901,12 @@ def main(argv=None) -> int:
                 if args.quiet:  # read by the progress bars of long searches, in workers too
                     os.environ["SDCEVAL_QUIET"] = "1"
                 from sdceval.core.fileio import protection_scope
+                interrupts.clear()
                 with protection_scope():  # this command's inputs, not the next one's
                     code = args.func(args)
+                    # a signal whose exception was swallowed (raised inside a gc
+                    # callback, say) still ends the command as interrupted
+                    interrupts.check()
                 sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except SdcevalError as exc:
             code, error = EXIT_ERROR, exc
@@ -912,6 +918,7 @@ def main(argv=None) -> int:
             _silence_stdout()
             code = EXIT_SIGPIPE
         finally:  # leave a calling Python process as it was
+            interrupts.clear()
             if args.threads is not None:
                 threads.set_budget(None)
             if quiet_before is None:

@@ -362,3 +362,59 @@ def test_executor_shutdown_error_does_not_hide_the_interrupt(monkeypatch):
             ProcessExecutor(workers=2).map(interrupted, [{}, {}])
     finally:
         threads.set_budget(None)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_interrupt_swallowed_by_a_gc_callback_still_ends_the_command(monkeypatch, capsys):
+    """A SIGTERM raised inside a garbage-collector callback (Dask's `GCDiagnosis`) is
+    printed as 'Exception ignored' and lost; the command must still end with 143, at
+    the next task (`run_serially`) rather than run to its end and exit 0."""
+    import gc
+
+    from sdceval.core import interrupts, tasks
+
+    ran = []
+
+    def callback(phase, info):
+        if phase == "start" and not ran:
+            ran.append("signal")
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler raises here, inside the callback: swallowed
+
+    def job(args):
+        def task(i):
+            if i == 0:
+                gc.callbacks.append(callback)
+                try:
+                    gc.collect()
+                finally:
+                    gc.callbacks.remove(callback)
+            ran.append(i)
+            return i
+        tasks.run_serially(task, [{"i": i} for i in range(5)])
+        return 0
+
+    parser = cli.build_parser()
+    real_parse = parser.parse_args
+
+    def parse(argv=None):
+        ns = real_parse(["list", "methods"])
+        ns.func = job
+        return ns
+    monkeypatch.setattr(parser, "parse_args", parse)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "_end_children", lambda *a, **k: None)
+    assert cli.main([]) == cli.EXIT_SIGTERM
+    assert ran == ["signal", 0]  # task 0 finished, task 1 never started
+    assert "terminated" in capsys.readouterr().err
+    assert interrupts._received is None  # the next command starts afresh
+
+
+def test_a_signal_scope_forgets_its_interrupt():
+    from sdceval.core import interrupts
+    with pytest.raises(cli.Terminated):
+        with cli._signal_handling():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    assert interrupts._received is None
+    interrupts.check()  # nothing left to raise

@@ -8,6 +8,14 @@ unrelated error that hides the interrupt (the process exited 1, not 143).  Such 
 runs under `deferred`: a signal that arrives inside it is held (`defer`) and raised as
 soon as the section ends, so the interrupt still ends the command, promptly (a
 section is one short call), and the clean-up code sees the pool whole.
+
+An exception raised by a signal handler can also be *swallowed*: when the signal lands
+while the interpreter runs a garbage-collector callback (Dask ``distributed`` installs
+one), a ``__del__`` method or a weakref callback, Python prints "Exception ignored in"
+and carries on, and the command ran to its end and exited 0 after a SIGTERM.  So the
+handler also records every interrupt (`record`); `check` raises a recorded one again,
+at safe points (between tasks, after each finished task of an executor) and when the
+command returns, so a signal always ends the command with 130 / 143.
 """
 from __future__ import annotations
 
@@ -16,6 +24,29 @@ from typing import Iterator
 
 _depth = 0
 _pending: BaseException | None = None
+_received: BaseException | None = None
+
+
+def record(exc: BaseException) -> None:
+    """The handler's note of an interrupt it raises or defers (`check`)."""
+    global _received
+    if _received is None:
+        _received = exc
+
+
+def check() -> None:
+    """Raise the recorded interrupt, if any: one that was swallowed where it was first
+    raised ends the command here.  Called where work goes on normally, never in
+    clean-up code (which an interrupt already propagating runs)."""
+    if _received is not None:
+        raise _received
+
+
+def clear() -> None:
+    """Forget recorded and held interrupts (the command line, before and after a
+    command: an interrupt belongs to the command it ended)."""
+    global _received, _pending
+    _received = _pending = None
 
 
 def deferring() -> bool:

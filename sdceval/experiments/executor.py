@@ -128,6 +128,7 @@ class ProcessExecutor(Executor):
             done = 0
             while futures:
                 ready, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                interrupts.check()  # one swallowed while waiting ends the map here
                 for fut in ready:
                     results[futures.pop(fut)] = fut.result()  # a task's error propagates
                     done += 1
@@ -201,6 +202,9 @@ class DaskExecutor(Executor):
         finished = False
         try:
             for n, fut in enumerate(as_completed(futures)):
+                # distributed's gc callback can swallow a SIGTERM raised inside it:
+                # raised again here, after each finished task
+                interrupts.check()
                 results[index[fut.key]] = fut.result()
                 if progress:
                     progress(n + 1, len(tasks))
