@@ -901,7 +901,6 @@ def main(argv=None) -> int:
                 if args.quiet:  # read by the progress bars of long searches, in workers too
                     os.environ["SDCEVAL_QUIET"] = "1"
                 from sdceval.core.fileio import protection_scope
-                interrupts.clear()
                 with protection_scope():  # this command's inputs, not the next one's
                     code = args.func(args)
                     # a signal whose exception was swallowed (raised inside a gc
@@ -918,7 +917,6 @@ def main(argv=None) -> int:
             _silence_stdout()
             code = EXIT_SIGPIPE
         finally:  # leave a calling Python process as it was
-            interrupts.clear()
             if args.threads is not None:
                 threads.set_budget(None)
             if quiet_before is None:

@@ -246,8 +246,7 @@ def test_rollup_without_sensitive_counts_equals_grouping(ds, cache, seed):
 
 
 def _assert_counted_equals_sorted(engine, levels):
-    small = int(np.prod([engine._n_nodes[i][lv] for i, lv in enumerate(levels)]))
-    a = engine._rollup_bottom_counted(levels, small)
+    a = engine._rollup_bottom_counted(levels, engine._level_space(levels))
     b = engine._rollup_merged(engine.bottom, levels)
     for f in ("levels", "keys", "node_ids", "sizes", "row_class"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), (levels, f)
@@ -279,7 +278,7 @@ def test_counted_rollup_on_arx_adult():
     for levels in nodes[rng.choice(len(nodes), 300, replace=False)]:
         levels = tuple(int(v) for v in levels)
         _assert_counted_equals_sorted(engine, levels)
-        small = int(np.prod([engine._n_nodes[i][lv] for i, lv in enumerate(levels)]))
+        small = engine._level_space(levels)
         if small <= engine_mod._COUNT_SLACK * engine.n_distinct + engine_mod._COUNT_MIN:
             counted += 1
         else:

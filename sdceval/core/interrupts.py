@@ -43,8 +43,8 @@ def check() -> None:
 
 
 def clear() -> None:
-    """Forget recorded and held interrupts (the command line, before and after a
-    command: an interrupt belongs to the command it ended)."""
+    """Forget recorded and held interrupts (the command line's signal scope, when it
+    ends: an interrupt belongs to the command it ended)."""
     global _received, _pending
     _received = _pending = None
 

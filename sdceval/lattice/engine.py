@@ -482,9 +482,7 @@ class NodeEngine:
         m = len(sizes)
         if packed is not None:
             key, space = packed, self._space
-            small = 1
-            for i, lv in enumerate(levels):
-                small *= self._n_nodes[i][lv]
+            small = self._level_space(levels)
             if small <= _COUNT_SLACK * m + _COUNT_MIN < space:
                 # the level's own mixed radix is small enough to group by counting
                 # (no sort); same order as the packed keys, so those stay sorted
@@ -548,6 +546,14 @@ class NodeEngine:
                           label_class=labels[0], label_value=labels[1],
                           label_count=labels[2], n_labels=lab, _values=values)
 
+    def _level_space(self, levels) -> int:
+        """Size of a node's own key space: the product of its levels' node counts (the
+        mixed radix of `_keys`), which decides grouping by counting over sorting."""
+        space = 1
+        for i, lv in enumerate(levels):
+            space *= self._n_nodes[i][lv]
+        return space
+
     def _keys(self, levels, ids) -> tuple[np.ndarray, int]:
         """One int64 key per column of ``ids`` (d, m): mixed radix over the number of
         nodes of each QI's level, re-ranked (order kept) before it would overflow."""
@@ -603,16 +609,12 @@ class NodeEngine:
         values = source._values or (None, None, None)
         if self._count_bits and source._values is None and source.keys is not None:
             if source is self.bottom:
-                small = 1
-                for i, lv in enumerate(levels):
-                    small *= self._n_nodes[i][lv]
+                small = self._level_space(levels)
                 if small <= _COUNT_SLACK * source.n_classes + _COUNT_MIN:
                     return self._rollup_bottom_counted(levels, small)
             return self._rollup_merged(source, levels)
         if self._packed and source.keys is not None:
-            small = 1
-            for i, lv in enumerate(levels):
-                small *= self._n_nodes[i][lv]
+            small = self._level_space(levels)
             if not small <= _COUNT_SLACK * source.n_classes + _COUNT_MIN < self._space:
                 return self._rollup_sorted(source, levels, values)
             return self._rollup_counted(source, levels, values, small)
@@ -696,12 +698,9 @@ class NodeEngine:
         """QI ``i``'s node ids at level ``b`` of the distinct rows, as int64; kept, like
         `_bottom_lift`, while they fit `_BOTTOM_LIFT_BYTES`."""
         t = self._bottom_ids.get((i, b))
-        if t is not None:
-            return t
-        t = np.take(self._lift[i][0][b], self.bottom.node_ids[i]).astype(np.int64)
-        if self._bottom_lift_bytes + t.nbytes <= _BOTTOM_LIFT_BYTES:
-            self._bottom_ids[(i, b)] = t
-            self._bottom_lift_bytes += t.nbytes
+        if t is None:
+            t = self._keep_bottom(self._bottom_ids, (i, b), np.take(
+                self._lift[i][0][b], self._bottom_row(i)).astype(np.int64))
         return t
 
     def _bottom_lift(self, i: int, b: int) -> np.ndarray:
@@ -710,14 +709,24 @@ class NodeEngine:
         up dozens of nodes from the bottom, and an addition of a kept array costs a
         third of a lookup by the node ids."""
         t = self._bottom_lifts.get((i, b))
-        if t is not None:
-            return t
+        if t is None:
+            t = self._keep_bottom(self._bottom_lifts, (i, b),
+                                  np.take(self._shift_cb(i, 0, b), self._bottom_row(i)))
+        return t
+
+    def _bottom_row(self, i: int) -> np.ndarray:
+        """QI ``i``'s leaf codes of the distinct rows, contiguous: a lookup by a strided
+        row of the node ids is 3x slower."""
         digits = self._bottom_digits.get(i)
-        if digits is None:  # a contiguous row: a lookup by a strided one is 3x slower
+        if digits is None:
             digits = self._bottom_digits[i] = np.ascontiguousarray(self.bottom.node_ids[i])
-        t = np.take(self._shift_cb(i, 0, b), digits)
+        return digits
+
+    def _keep_bottom(self, store: dict, key, t: np.ndarray) -> np.ndarray:
+        """Keep ``t`` in ``store`` while the bottom's kept arrays (`_bottom_lift`,
+        `_bottom_ids_at`) fit `_BOTTOM_LIFT_BYTES` together; return it either way."""
         if self._bottom_lift_bytes + t.nbytes <= _BOTTOM_LIFT_BYTES:
-            self._bottom_lifts[(i, b)] = t
+            store[key] = t
             self._bottom_lift_bytes += t.nbytes
         return t
 
