@@ -65,7 +65,7 @@ def exhaustive(repeat):
                  name="adult-train")
 
     def run():
-        p = LatticeProblem(ds, rule="dewri", limit=0.01)
+        p = LatticeProblem(ds, rule="dewri", max_suppression=0.01)
         return p, evaluate_all(p, cache=False, progress=False)
     for procs in (1, 2):
         # the thread budget (--threads / SDCEVAL_THREADS) sets the worker processes
@@ -89,7 +89,7 @@ def arx_search(repeat):
         engine_time, _ = best_of(1, lambda: NodeEngine(ds))
 
         def run():
-            p = LatticeProblem(ds, [KAnonymity(5)], rule="arx", limit=limit)
+            p = LatticeProblem(ds, [KAnonymity(5)], rule="arx", max_suppression=limit)
             return optimal(p, "nu_entropy", progress=False)
         # a run of tens of milliseconds on a shared VM: best of at least 10 (timeit's
         # practice for short statements), else one slow run in three decides it; the

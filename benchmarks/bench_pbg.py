@@ -43,7 +43,7 @@ def main():
 
     base = load_dataset("adult-train")
     ds = Dataset(base.frame, base.schema.with_roles(qi=QIS), name="adult-train (8 QIs)")
-    problem = LatticeProblem(ds, rule="dewri", limit=0.01)
+    problem = LatticeProblem(ds, rule="dewri", max_suppression=0.01)
     cols = table_objectives(problem, [])
     t0 = time.perf_counter()
     table = evaluate_all(problem, cols, progress=False)
@@ -61,7 +61,7 @@ def main():
             nsga2(NodeQuality.from_table(problem, objs, table), run.nodes_evaluated,
                   seed=seed)
             tb.append(time.perf_counter() - t0)
-        fresh = LatticeProblem(ds, rule="dewri", limit=0.01)
+        fresh = LatticeProblem(ds, rule="dewri", max_suppression=0.01)
         t0 = time.perf_counter()
         pbg_ea(NodeQuality(fresh, objs), 1.0, seed=0, progress=False)
         te.append(time.perf_counter() - t0)

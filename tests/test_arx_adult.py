@@ -401,7 +401,7 @@ def test_optimal_search_finds_arx_optimum(arx9, arx8, case):
     from sdceval.lattice.search import LatticeProblem, optimal
     model, s, monotonic, node, loss = case
     ds, engine, _ = arx9 if len(case[3] or ()) == 9 or case in K_CASES else arx8
-    problem = LatticeProblem(ds, [_package_model(model)], rule="arx", limit=s,
+    problem = LatticeProblem(ds, [_package_model(model)], rule="arx", max_suppression=s,
                              engine=engine)
     metric = "nu_entropy" if monotonic else "nu_entropy_nm"
     if node is None:

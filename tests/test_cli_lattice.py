@@ -85,7 +85,7 @@ def test_search_writes_the_optimum_found_in_python(ds, tmp_path, capsys):
                         "--max-suppression", "0.02", "--out", str(path)], capsys)
     assert code == 0
     got = json.loads(path.read_text())
-    want = optimal(LatticeProblem(ds, [make_model("k", k=5)], rule="arx", limit=0.02), "glm")
+    want = optimal(LatticeProblem(ds, [make_model("k", k=5)], rule="arx", max_suppression=0.02), "glm")
     assert got["levels"] == list(want.levels)
     assert got["value"] == pytest.approx(want.value, rel=1e-12)
     assert got["checked"] == want.checked and got["lattice_size"] == 112
@@ -101,7 +101,7 @@ def test_search_with_two_models_and_another_metric(ds, capsys):
     assert code == 0
     want = optimal(LatticeProblem(ds, [make_model("k", k=3),
                                        make_model("l", l=2, variant="distinct")],
-                                  limit=0), "discernibility")
+                                  max_suppression=0), "discernibility")
     assert f"levels {','.join(map(str, want.levels))}" in out
     assert "models: k=3, l=2 (distinct)" in out
 

@@ -46,7 +46,7 @@ def test_optimum_equals_the_python_search(shipped_run):
     ds = open_ref({"data": "adult-train", "qi": QIS})
     want = optimal(LatticeProblem(ds, [make_model("k", k=5),
                                        make_model("l", l=3, variant="distinct")],
-                                  rule="arx", limit=0.02), "glm")
+                                  rule="arx", max_suppression=0.02), "glm")
     key = "lattice0_adult-train"
     payload = json.loads((out / "results.json").read_text())["lattices"][key]
     opt = payload["optimum"]
@@ -76,7 +76,7 @@ def test_export_writes_every_node(shipped_run):
     assert list(nodes.columns) == [*QIS, "height", "suppressed", "feasible", "glm",
                                    "discernibility", "s_k", "k", "classes"]
     ds = open_ref({"data": "adult-train", "qi": QIS})
-    problem = LatticeProblem(ds, [make_model("k", k=10)], rule="dewri", limit=0.01)
+    problem = LatticeProblem(ds, [make_model("k", k=10)], rule="dewri", max_suppression=0.01)
     want = evaluate_all(problem, ["glm", "discernibility", "s_k", "k", "classes"],
                         cache=False)
     pd.testing.assert_frame_equal(nodes, want, check_dtype=False)
@@ -128,7 +128,7 @@ def test_default_is_a_glm_search_without_models(tmp_path):
     job = res.lattices["lattice0_adult-train"]
     assert job.metric == "glm" and job.rule == "dewri" and job.nodes is None
     want = optimal(LatticeProblem(open_ref({"data": "adult-train", "qi": ["race", "sex"]}),
-                                  [], rule="dewri", limit=0.01), "glm")
+                                  [], rule="dewri", max_suppression=0.01), "glm")
     assert job.optimum["levels"] == list(want.levels) and job.optimum["value"] == want.value
 
 

@@ -39,14 +39,14 @@ def budget():
 def test_parallel_table_equals_one_process(adult_small, budget, monkeypatch, procs):
     monkeypatch.setattr(parallel, "MIN_PARALLEL_NODES", 1)
     budget(1)
-    one = evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", limit=0.02),
+    one = evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", max_suppression=0.02),
                        cache=False, progress=False)
     budget(procs)
     seen = []
     real_run = parallel.run
     monkeypatch.setattr(parallel, "run", lambda fn, parts, progress, processes: seen.append(
         (len(parts), processes)) or real_run(fn, parts, progress, processes))
-    many = evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", limit=0.02),
+    many = evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", max_suppression=0.02),
                         cache=False, progress=False)
     # really on several processes, each with more than one box to take
     assert seen == [(procs * parallel.BOXES_PER_PROCESS, procs)]

@@ -163,7 +163,7 @@ def test_objectives_equal_brute_force_and_release_measures(ds, data):
     heights = [ds.hierarchy(q).height for q in ds.schema.qis]
     levels = tuple(data.draw(st.integers(0, h)) for h in heights)
     eta = data.draw(st.integers(0, ds.n))
-    p = LatticeProblem(ds, rule="dewri", limit=eta if eta >= 1 else 0)
+    p = LatticeProblem(ds, rule="dewri", max_suppression=eta if eta >= 1 else 0)
     got = p.evaluate_node(levels)
     want = brute_objectives(ds, levels, eta)
     for name in ("k", "suppressed", "classes", "l_distinct", "l_probabilistic",
@@ -221,7 +221,7 @@ def test_optimal_equals_exhaustive_minimum(ds, data):
          LDiversity(1.5, "probabilistic"), TCloseness(0.4, "emd", "equal")]),
         max_size=2, unique_by=repr))
     objective = data.draw(st.sampled_from(OPTIMIZABLE))
-    p = LatticeProblem(ds, models, rule=rule, limit=limit)
+    p = LatticeProblem(ds, models, rule=rule, max_suppression=limit)
     table = evaluate_all(p, [objective], cache=False, progress=False)
     qis = list(ds.schema.qis)
     pick, value, ties = exhaustive_pick(table, qis, objective)
@@ -240,7 +240,7 @@ def test_optimal_equals_exhaustive_minimum(ds, data):
 
 
 def test_search_prunes_on_adult(adult_small):
-    p = LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", limit=0.02)
+    p = LatticeProblem(adult_small, [KAnonymity(5)], rule="arx", max_suppression=0.02)
     res = optimal(p, "glm", progress=False)
     table = evaluate_all(p, ["glm"], cache=False, progress=False)
     pick, value, _ = exhaustive_pick(table, list(adult_small.schema.qis), "glm")
@@ -250,7 +250,7 @@ def test_search_prunes_on_adult(adult_small):
 
 
 def test_no_feasible_node_says_what_is_achievable(adult_small):
-    p = LatticeProblem(adult_small, [LDiversity(20, "distinct")], rule="arx", limit=0)
+    p = LatticeProblem(adult_small, [LDiversity(20, "distinct")], rule="arx", max_suppression=0)
     with pytest.raises(SdcevalError, match=r"no node satisfies.*l = 14.*l=20"):
         optimal(p, "glm", progress=False)
 
@@ -263,7 +263,7 @@ def test_count_is_not_an_objective(adult_small):
 # -- exhaustive evaluation and its cache ------------------------------------------------------
 def test_evaluate_all_is_cached_on_disk(adult_small, tmp_path, monkeypatch):
     monkeypatch.setenv("SDCEVAL_CACHE_DIR", str(tmp_path))
-    p = LatticeProblem(adult_small, [KAnonymity(5)], rule="dewri", limit=0.01)
+    p = LatticeProblem(adult_small, [KAnonymity(5)], rule="dewri", max_suppression=0.01)
     first = evaluate_all(p, ["glm", "k"], progress=False)
     files = list(tmp_path.glob("*.npz"))
     assert cache_dir() == tmp_path and len(files) == 1
@@ -272,7 +272,7 @@ def test_evaluate_all_is_cached_on_disk(adult_small, tmp_path, monkeypatch):
     assert len(first) == p.lattice.size
     assert (first["height"] == first[list(adult_small.schema.qis)].sum(axis=1)).all()
     # another limit is another entry
-    evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], limit=0.02), ["glm", "k"],
+    evaluate_all(LatticeProblem(adult_small, [KAnonymity(5)], max_suppression=0.02), ["glm", "k"],
                  progress=False)
     assert len(list(tmp_path.glob("*.npz"))) == 2
     # a corrupt entry is recomputed, not trusted

@@ -85,7 +85,7 @@ def test_class_objectives_equal_plain_definitions_on_whole_lattices(ds, seed):
     t, t_js (hierarchical EMD and JS), the ℓ objectives and S_ℓ, S_ℓ-all against
     per-class values."""
     rng = np.random.default_rng(seed)
-    p = LatticeProblem(ds, rule="dewri", limit=0)
+    p = LatticeProblem(ds, rule="dewri", max_suppression=0)
     for batch in p.engine.batches(max_classes=64):
         kept = rng.random(batch.n_classes) < rng.choice([0.3, 0.9, 1.0])
         out = _outcome(batch, kept)
@@ -165,7 +165,7 @@ def test_search_with_a_sensitive_model_checks_the_full_outcome(adult_small):
     (not the size shortcut), and its optimum is the exhaustive one."""
     from sdceval.lattice.search import evaluate_all
     p = LatticeProblem(adult_small, [KAnonymity(2), LDiversity(2, "distinct")], rule="arx",
-                       limit=0.02)
+                       max_suppression=0.02)
     assert not p._sizes_only
     res = optimal(p, "glm", progress=False)
     table = evaluate_all(p, ["glm"], cache=False, progress=False)
@@ -178,7 +178,7 @@ def test_exact_bounds_equal_the_class_table_values(adult_small):
     bound's terms summed left to right are the batch value to the last bit, on every
     node; the search's result reports the pick's own outcome."""
     from sdceval.lattice.search import _nd_sum
-    p = LatticeProblem(adult_small, [KAnonymity(3)], rule="arx", limit=0.01)
+    p = LatticeProblem(adult_small, [KAnonymity(3)], rule="arx", max_suppression=0.01)
     exact = [name for name, o in OBJECTIVES.items() if o.bound_exact]
     assert exact == ["nu_entropy"]
     obj = OBJECTIVES["nu_entropy"]

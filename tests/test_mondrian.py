@@ -198,7 +198,7 @@ def test_release_contract(ds):
     pd.testing.assert_frame_equal(ds.frame, before)
     again = sdceval.anonymize(ds, "mondrian", k=10, seed=99)
     assert np.array_equal(again.classes, rel.classes)  # deterministic, seed unused
-    assert rel.params["seed"] == 5 and rel.params["model"] == "k"
+    assert rel.params["seed"] == 5 and rel.params["models"] == ("k=10",)
 
 
 def test_default_k_and_min_size_only_when_given(ds):
@@ -248,8 +248,9 @@ def test_parameter_errors(ds):
         sdceval.anonymize(ds, "mondrian", model="t", l_variant="entropy")
     with pytest.raises(SdcevalError, match="ground='ordered' applies to distance='emd'"):
         sdceval.anonymize(ds, "mondrian", model="t", distance="js", ground="ordered")
-    with pytest.raises(SdcevalError, match="'k'.*>= 2"):
-        sdceval.anonymize(ds, "mondrian", k=1)
+    # issue 18: Mondrian takes k-anonymity's own declaration (k >= 1, as the lattice)
+    with pytest.raises(SdcevalError, match="'k'.*>= 1"):
+        sdceval.anonymize(ds, "mondrian", k=0)
     with pytest.raises(SdcevalError, match="'t'.*> 0"):
         sdceval.anonymize(ds, "mondrian", model="t", t=0)
     with pytest.raises(SdcevalError, match="one of k, l, t, delta"):

@@ -35,7 +35,7 @@ def problem():
             "s": Hierarchy.flat([f"s{v}" for v in range(5)], name="s")}
     schema = Schema.from_roles(frame, qi=["a", "b", "c", "e"], sensitive="s", label="y",
                                hierarchies=hier)
-    return LatticeProblem(Dataset(frame, schema, name="toy"), rule="dewri", limit=0.02)
+    return LatticeProblem(Dataset(frame, schema, name="toy"), rule="dewri", max_suppression=0.02)
 
 
 def _levels(frame, problem):
@@ -70,7 +70,7 @@ def test_exact_search_skips_nodes_where_the_bounds_allow(problem):
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_dataset(max_qis=3, max_n=60))
 def test_exact_search_on_random_data(ds):
-    p = LatticeProblem(ds, rule="dewri", limit=0.05)
+    p = LatticeProblem(ds, rule="dewri", max_suppression=0.05)
     for objectives in (["k", "glm"], ["s_k", "s_l", "glm"], ["k", "l_distinct", "glm"]):
         table = evaluate_all(p, objectives, cache=False, progress=False)
         want = minimal_pbgs(table, objectives)

@@ -36,7 +36,7 @@ def problem():
             "s": Hierarchy.flat([f"s{v}" for v in range(5)], name="s")}
     schema = Schema.from_roles(frame, qi=["a", "b", "c", "f", "e"], sensitive="s",
                                label="y", hierarchies=hier)
-    p = LatticeProblem(Dataset(frame, schema, name="toy"), rule="dewri", limit=0.01)
+    p = LatticeProblem(Dataset(frame, schema, name="toy"), rule="dewri", max_suppression=0.01)
     assert p.lattice.size == 1680
     return p
 
@@ -256,7 +256,7 @@ def test_adult_k_glm_few_nodes_and_near_the_front():
     qis = ["age", "workclass", "education", "marital-status", "race", "sex",
            "native-country", "income"]
     ds = Dataset(adult.frame, adult.schema.with_roles(qi=qis), name="adult-train")
-    p = LatticeProblem(ds, rule="dewri", limit=0.01)
+    p = LatticeProblem(ds, rule="dewri", max_suppression=0.01)
     assert p.lattice.size == 17920 and p.limit_records == 301
     table = evaluate_all(p, ["k", "glm"], cache=False, progress=False)
     q = NodeQuality.from_table(p, ["k", "glm"], table)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +33,10 @@ README = ROOT / "README.md"
 # every compare is slow here: tests/test_cli.py runs `sdceval compare` end to end in the
 # fast suite
 # `vectors` and `pbg` are run end to end in the fast suite by tests/test_cli_vectors_pbg.py
+# a `--plugin` command runs in a process of its own (plugins from the command line:
+# tests/test_user_model.py)
 SLOW = ("sdceval run ", "sdceval tradeoff ", "sdceval compare", "sdceval vectors ",
-        "sdceval pbg ")
+        "sdceval pbg ", "sdceval --plugin ")
 
 
 def bash_blocks(text: str) -> list[str]:
@@ -113,11 +117,26 @@ def _own_data(folder: Path) -> None:
     df.to_csv(folder / "patients.csv", index=False)
 
 
+def python_files() -> dict[str, str]:
+    """The README's ```` ```python ```` blocks that are files of a user's own (their
+    first line is ``# NAME.py: ...``), by file name."""
+    out = {}
+    for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"),
+                            flags=re.S):
+        m = re.match(r"# ([\w/]+\.py)", block)
+        if m:
+            out[m.group(1)] = block
+    return out
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("readme")
     shutil.copytree(ROOT / "experiments", folder / "experiments")
     _own_data(folder)
+    for name, text in python_files().items():
+        if "/" not in name:  # a plugin of the user's (not a file inside sdceval)
+            (folder / name).write_text(text, encoding="utf-8")
     return folder
 
 
@@ -146,6 +165,9 @@ def run(command: str, folder: Path, monkeypatch) -> int:
         monkeypatch.setenv(name, value)
     if any(w.endswith(".parquet") for w in words) and not (folder / "patients.parquet").exists():
         pytest.skip("pyarrow (the 'parquet' extra) is not installed")
+    if "--plugin" in words:  # in its own process: the plugin's registrations stay there
+        return subprocess.run([sys.executable, "-m", "sdceval.cli", *words[1:]],
+                              cwd=folder, timeout=600).returncode
     return main(words[1:])
 
 
@@ -161,3 +183,22 @@ def test_readme_command_runs(command, workdir, monkeypatch, capsys):
     code = run(command, workdir, monkeypatch)
     out = capsys.readouterr()
     assert code == 0, f"`{command}` exited {code}:\n{out.err}"
+
+
+@pytest.mark.slow  # a fresh interpreter each (the registry contract runs in the fast suite)
+@pytest.mark.parametrize("name", sorted(python_files()))
+def test_readme_extending_example_runs(name, tmp_path):
+    """Each "Extending sdceval" example runs as written, in a fresh interpreter (its
+    registrations must not reach the other tests); the command module is added to a
+    parser and run."""
+    code = python_files()[name]
+    if name.startswith("sdceval/cli/"):
+        code += ("\nimport argparse\nfrom sdceval.cli.common import _HelpFormatter\n"
+                 "p = argparse.ArgumentParser(formatter_class=_HelpFormatter)\n"
+                 "add_parser(p.add_subparsers(dest='command'))\n"
+                 "a = p.parse_args(['roles', '--data', 'census', '--numeric', 'AFNLWGT'])\n"
+                 "a.quiet = True\nraise SystemExit(a.func(a))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from sdceval.core.errors import SdcevalError
-from sdceval.core.registry import MeasureSpec, MethodSpec, Param
+from sdceval.core.registry import Knob, MeasureSpec, MethodSpec, Param
 from sdceval.catalog import get_measure, get_method
 
 
@@ -102,11 +102,14 @@ class BisectionResult:
 
 
 class RiskCurve:
-    """Memoized α -> risk for one method, with common random numbers."""
+    """Memoized α -> risk for one method, with common random numbers.  ``knob`` is the
+    method's protection knob (`MethodSpec.tunable_for`): a parameter of the method, or
+    the threshold of its first privacy model."""
 
-    def __init__(self, dataset, method: MethodSpec, param: Param, risk: MeasureSpec,
+    def __init__(self, dataset, method: MethodSpec, knob: Knob, risk: MeasureSpec,
                  risk_params: dict | None, fixed: dict, seed: int, repeats: int):
-        self.dataset, self.method, self.param, self.risk = dataset, method, param, risk
+        self.dataset, self.method, self.risk = dataset, method, risk
+        self.knob, self.param = knob, knob.param
         self.risk_params = dict(risk_params or {})
         self.fixed, self.seed, self.repeats = dict(fixed), seed, repeats
         self.cache: dict[float, float] = {}
@@ -118,7 +121,7 @@ class RiskCurve:
                 else [self.seed]
             risks = []
             for s in seeds:
-                rel = self.method.apply(self.dataset, {**self.fixed, self.param.name: value},
+                rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value),
                                         seed=s)
                 risks.append(self.risk.evaluate(self.dataset, rel, self.risk_params).value)
             self.cache[value] = float(np.mean(risks))
@@ -201,6 +204,22 @@ def _straddling(points: list[tuple[float, float]], target: float, least_first: b
     return pairs[0] if least_first else pairs[-1]
 
 
+def tuning(spec: MethodSpec, fixed_params: dict | None) -> tuple[Knob, dict]:
+    """The knob bisection tunes and the parameters held fixed around it.  A plain
+    parameter must not be fixed; a model's threshold inside ``models`` may be given
+    (it is where the search starts replacing it), and the models are resolved to their
+    canonical texts (shorthands such as ``model="l"`` folded in) so that the knob can
+    set the threshold."""
+    fixed = dict(fixed_params or {})
+    knob = spec.tunable_for(fixed)
+    if knob.carrier != knob.param.name:
+        return knob, spec.resolve(fixed)
+    if knob.param.name in fixed:
+        raise SdcevalError(f"parameter {knob.param.name!r} of {spec.name!r} is the one "
+                           "bisection searches; do not fix it")
+    return knob, fixed
+
+
 def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_risk",
                 risk_params: dict | None = None, fixed_params: dict | None = None,
                 seed: int = 0, repeats: int = 1, rtol: float = 1e-3,
@@ -211,7 +230,11 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     ----------
     dataset : Dataset
     method : str
-        Registered method name; its tuned parameter is ``tunable_for(fixed_params)``.
+        Registered method name; its tuned knob is ``tunable_for(fixed_params)``: a
+        parameter of the method (MDAV's k, noise's γ) or, for a method that enforces
+        privacy models, the threshold of the first model in ``models`` as the model
+        declares it (bounds, grid, scale, protection direction), so any registered
+        model — one defined outside sdceval too — is matched on its threshold.
     target : float
         Target value of the risk measure.
     risk, risk_params : the risk measure and its parameters.
@@ -226,15 +249,12 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     """
     spec = get_method(method)
     rspec = get_measure(risk)
-    fixed = dict(fixed_params or {})
-    param = spec.tunable_for(spec.resolve(fixed, dataset.n))
-    if param.name in fixed:
-        raise SdcevalError(f"parameter {param.name!r} of {method!r} is the one bisection "
-                           "searches; do not fix it")
+    knob, fixed = tuning(spec, fixed_params)
+    param = knob.param
     if repeats < 1:
         raise SdcevalError(f"repeats must be >= 1, got {repeats}")
     n = dataset.n
-    f = curve or RiskCurve(dataset, spec, param, rspec, risk_params, fixed, seed, repeats)
+    f = curve or RiskCurve(dataset, spec, knob, rspec, risk_params, fixed, seed, repeats)
     steps: list[Step] = []
 
     def ev(v, phase):
@@ -316,7 +336,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
         method=method, parameter=param.name, value=best[0], risk=best[1], target=target,
         evaluations=len(f.cache), bracketed=bracketed,
         reachable=(float(min(values)), float(max(values))),
-        params={**fixed, param.name: best[0]}, steps=steps,
+        params=knob.set(fixed, best[0]), steps=steps,
         monotone=_is_monotone(list(f.cache.items()), increasing),
         domain=_domain_text(param, n))
 

@@ -28,7 +28,7 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError
 from sdceval.catalog import get_measure, get_method
 from sdceval.core.registry import parse_assignments
-from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk
+from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk, tuning
 
 DEFAULT_METHODS = ("mdav", "noise", "rank_swap", "multiplicative_noise")
 DEFAULT_UTILITIES = ("propensity", "emd")
@@ -258,9 +258,9 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     task: the experiment executors run one per method in parallel."""
     spec = get_method(method)
     risk_spec = get_measure(risk)
-    fixed = dict(fixed_params or {})
-    param = spec.tunable_for(spec.resolve(fixed, dataset.n))
-    curve = RiskCurve(dataset, spec, param, risk_spec, risk_params, fixed, seed, repeats)
+    knob, fixed = tuning(spec, fixed_params)
+    param = knob.param
+    curve = RiskCurve(dataset, spec, knob, risk_spec, risk_params, fixed, seed, repeats)
     if curves:
         hi = param.bounds(dataset.n)[1]
         for v in param.grid:

@@ -26,12 +26,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import pandas as pd
 
 from sdceval import privacy
-from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.loaders import open_ref
@@ -40,15 +40,33 @@ from sdceval.catalog import get_measure, get_method
 
 #: the models run when none are named: Li & Li's four (any registered model may be named)
 DEFAULT_MODELS = ["k", "l", "t", "delta"]
+class _PerModel(Mapping):
+    """A read-only view ``model name -> read(model class)`` of the privacy-model
+    registry, read at look-up time, so a model registered later is included."""
+
+    def __init__(self, read: Callable):
+        self._read = read
+
+    def __getitem__(self, name):
+        if name not in privacy.MODELS:
+            raise KeyError(name)
+        return self._read(privacy.model_class(name))
+
+    def __iter__(self):
+        return iter(privacy.model_names())
+
+    def __len__(self) -> int:
+        return len(privacy.MODELS)
+
+
 #: model -> its default grid, from the privacy-model registry (each model's threshold
 #: `Param.grid`: Li & Li's §5.1 grids for k, ℓ, t, δ)
-DEFAULT_GRIDS: dict[str, list[float]] = {
-    m: list(privacy.model_class(m).default_grid()) for m in privacy.model_names()}
-#: model -> the Mondrian parameter that carries its threshold (the model's first
-#: parameter: k, l, t, delta; c for recursive (c,ℓ)-diversity, whose ℓ is Mondrian's l)
-MODEL_PARAM = {m: privacy.model_class(m).parameter for m in privacy.model_names()}
+DEFAULT_GRIDS: Mapping[str, list] = _PerModel(lambda cls: list(cls.default_grid()))
+#: model -> its threshold parameter, the one the trade-off sweeps (k, l, t, delta; c for
+#: recursive (c,ℓ)-diversity): the knob of the method's ``models`` (`MethodSpec.tunable_for`)
+MODEL_PARAM: Mapping[str, str] = _PerModel(lambda cls: cls.parameter)
 #: Li & Li used JS for t-closeness and probabilistic ℓ-diversity
-DEFAULT_MODEL_PARAMS = {"t": {"distance": "js"}, "l": {"l_variant": "probabilistic"}}
+DEFAULT_MODEL_PARAMS = {"t": {"distance": "js"}, "l": {"variant": "probabilistic"}}
 #: trade-off ``method`` choice -> the registered methods it runs
 METHODS = {"mondrian": ["mondrian"], "bucketization": ["bucketization"],
            "both": ["mondrian", "bucketization"]}
@@ -113,12 +131,20 @@ def validate_tradeoff_options(opts: dict) -> tuple[list[str], dict, dict]:
     grids = {**DEFAULT_GRIDS, **parse_grids(opts.get("grids", {}))}
     for m in models:
         for mm in METHODS[method]:
-            spec = get_method(mm)
-            params = {"model": m, **DEFAULT_MODEL_PARAMS.get(m, {}),
-                      **opts.get("model_params", {}).get(m, {})}
             for v in grids[m]:
-                spec.resolve({**params, MODEL_PARAM[m]: v})
+                _point_params(mm, m, v, {**DEFAULT_MODEL_PARAMS.get(m, {}),
+                                         **opts.get("model_params", {}).get(m, {})})
     return models, grids, parse_measure_list(opts.get("measures", DEFAULT_MEASURES))
+
+
+def _point_params(method: str, model: str, value, model_params: dict):
+    """The method's parameters of one point and the knob swept: the model (with its
+    fixed parameters, e.g. ``distance="js"``) as the method's ``models``, its threshold
+    — the knob the model declares (`MethodSpec.tunable_for`) — at ``value``."""
+    spec = get_method(method)
+    base = spec.resolve({"model": model, **model_params})
+    knob = spec.tunable_for(base)
+    return spec.resolve(knob.set(base, value)), knob
 
 
 def tradeoff_point(data_ref, method: str, model: str, value: float, model_params: dict,
@@ -126,11 +152,12 @@ def tradeoff_point(data_ref, method: str, model: str, value: float, model_params
     """One release and its measures (a pure task for the executors)."""
     ds = open_ref(data_ref)
     spec = get_method(method)
-    param = MODEL_PARAM[model]
+    params, knob = _point_params(method, model, value, model_params)
     t0 = time.perf_counter()
-    rel = spec.apply(ds, {"model": model, **model_params, param: value}, seed=seed)
-    # the value as the registry typed it (k is an int: written "5000", not "5000.0")
-    row: dict[str, Any] = {"model": model, "parameter": param, "value": rel.params[param],
+    rel = spec.apply(ds, params, seed=seed)
+    # the value as the model's threshold typed it (k is an int: "5000", not "5000.0")
+    row: dict[str, Any] = {"model": model, "parameter": knob.name,
+                           "value": knob.param.parse(value, f"privacy model {model!r}"),
                            "method": method,
                            "classes": int(len(pd.unique(rel.classes)))
                            if rel.classes is not None else None,

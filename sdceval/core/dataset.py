@@ -11,6 +11,7 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.hierarchy_builders import build_hierarchy
 from sdceval.core.schema import Schema, column_names
 
 
@@ -149,7 +150,9 @@ class Dataset:
         return x
 
     def hierarchy(self, column: str) -> Hierarchy:
-        """The column's hierarchy; numeric QIs without one get an interval hierarchy."""
+        """The column's hierarchy; a column without one gets one built from its values
+        (`sdceval.core.hierarchy_builders`; the sensitive attribute and the label,
+        never generalized, a flat one, or `Hierarchy.auto_intervals` if numeric)."""
         return self._hierarchies[column]
 
     @cached_property
@@ -183,10 +186,19 @@ class _HierarchyCache(dict):
         values = ds.frame[col]
         if spec.hierarchy is not None:
             h = spec.hierarchy
-        elif spec.kind == "numeric":
-            h = Hierarchy.auto_intervals(values.to_numpy(float), name=col)
+        elif spec.role in ("sensitive", "label"):
+            # never generalized: the sensitive attribute's hierarchy serves the
+            # hierarchical distance of t-closeness, where groups made up from sorted
+            # values would invent similarities (a flat tree: every value equally far);
+            # the label's serves its codes only
+            if spec.kind == "numeric":
+                h = Hierarchy.auto_intervals(values.to_numpy(float), name=col)
+                h.builder = "auto_intervals"
+            else:
+                h = Hierarchy.flat(sorted(pd.unique(values.astype(str))), name=col)
+                h.builder = "flat"
         else:
-            h = Hierarchy.flat(sorted(pd.unique(values.astype(str))), name=col)
+            h = build_hierarchy(values, name=col, kind=spec.kind)
         self[col] = h
         return h
 

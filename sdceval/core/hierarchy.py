@@ -75,6 +75,10 @@ class Hierarchy:
 
     #: the file the hierarchy was read from (`from_csv`), else None
     source: Path | None = None
+    #: the builder that made it from the data (`sdceval.core.hierarchy_builders`:
+    #: ``intervals``, ``masking``, ``grouping``, ``flat``; ``auto_intervals`` for a
+    #: numeric sensitive attribute or label), else None
+    builder: str | None = None
 
     def __init__(self, table, name: str = "", numeric: bool = False):
         rows = self._rows(table, name)
@@ -179,10 +183,15 @@ class Hierarchy:
 
     @classmethod
     def intervals(cls, values, widths: Sequence[float], name: str = "",
-                  origin: float = 0.0) -> "Hierarchy":
+                  origin: float = 0.0, clip: bool = False) -> "Hierarchy":
         """Numeric interval hierarchy: level ``j`` = intervals of width ``widths[j-1]``
         aligned at ``origin``, then ``*``.  Each width must divide the next so levels nest.
         Integer data get labels ``[40-44]`` (closed), other data ``[40, 45)``.
+
+        ``clip``: labels stay within the values' range: the interval holding the smallest
+        value starts at it and the one holding the largest ends at it (ages 17..90 in
+        widths of 40 from 15: ``[17-54]``, ``[55-90]``; real data ``[55, 90.5]``, closed
+        at the maximum).  The intervals, and so the tree, are the same either way.
         """
         vals = np.unique(np.asarray(list(values), dtype=float))
         widths = [float(w) for w in widths]
@@ -199,11 +208,26 @@ class Hierarchy:
         base = np.floor(np.round((vals - origin) / widths[0], 9)).astype(np.int64)
         cols = [[_fmt(v, exact=True) for v in vals]]
         for w in widths:
-            lo = (base // round(w / widths[0])) * w + origin
+            step = round(w / widths[0])
+            lo = (base // step) * w + origin
+            if not clip:
+                if integer:
+                    cols.append([f"[{_fmt(a)}-{_fmt(a + w - 1)}]" for a in lo])
+                else:
+                    cols.append([f"[{_fmt(a)}, {_fmt(a + w)})" for a in lo])
+                continue
+            # the first and last bins (by index, not by comparing floats) are clipped
+            # to the smallest and largest value, written exactly
+            first, last = base // step == base[0] // step, base // step == base[-1] // step
+            a_txt = [_fmt(vals[0], exact=True) if f else _fmt(a) for a, f in zip(lo, first)]
             if integer:
-                cols.append([f"[{_fmt(a)}-{_fmt(a + w - 1)}]" for a in lo])
+                b_txt = [_fmt(vals[-1], exact=True) if t else _fmt(a + w - 1)
+                         for a, t in zip(lo, last)]
+                cols.append([f"[{a}-{b}]" for a, b in zip(a_txt, b_txt)])
             else:
-                cols.append([f"[{_fmt(a)}, {_fmt(a + w)})" for a in lo])
+                cols.append([f"[{a}, {_fmt(vals[-1], exact=True)}]" if t
+                             else f"[{a}, {_fmt(b + w)})"
+                             for a, b, t in zip(a_txt, lo, last)])
         cols.append([ROOT_LABEL] * len(vals))
         return cls(list(zip(*cols)), name=name, numeric=True)
 

@@ -15,7 +15,7 @@ and is called as ``get_method("mdav").apply(dataset, {"k": 5}, seed=0)``.  A mea
     def p_loss(dataset, release): ...
 
 One source for parameters (issue 6 §4): defaults, types, bounds and choices live in the
-`Param` declarations only.  `Param.parse` checks every value before a method or measure
+`Param` declarations only (`sdceval.core.params`, re-exported here).  `Param.parse` checks every value before a method or measure
 runs, so their bodies do not re-check them (checks that depend on the data, such as
 ``k <= n``, are bounds too: ``high="n"``).  Registration fails at import time, with a
 `RegistrationError` naming the function, if its signature disagrees with the declared
@@ -50,245 +50,28 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from sdceval.core import threads
-from sdceval.core.errors import SdcevalError, plain, suggest, unknown
+from sdceval.core.errors import SdcevalError, unknown
+from sdceval.core.params import (PROTECTIONS, SCALES, Knob, Param, ParamType,  # noqa: F401
+                                 RegistrationError, check_signature, param_named,
+                                 parse_assignments, resolve_params, shorthand_names)
 from sdceval.core.measurement import DIRECTIONS, Measurement
 from sdceval.core.release import KINDS, NEEDS, Release, check_published
 from sdceval.core.rng import check_random_state
 
-_TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
-PROTECTIONS = ("increasing", "decreasing")
-SCALES = ("linear", "log")
 CATEGORIES = ("risk", "utility", "information_loss", "privacy")
 #: kind of the release a method of each family returns
 FAMILY_KIND = {"perturbative": "perturbative", "generalization": "generalized",
                "bucketization": "bucketized"}
 
 
-class RegistrationError(TypeError):
-    """A method, measure or parameter declaration that contradicts itself (raised at
-    import time: a programming error, not bad user input)."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """A typed, bounded parameter.
-
-    ``low``/``high`` may be numbers or ``"n"`` (the number of records).  ``protection``
-    says how protection moves when the value increases (``"increasing"``,
-    ``"decreasing"``) or is ``None`` for a parameter that is not a privacy knob; the
-    first parameter with a direction is the one bisection tunes.  ``scale="log"`` makes
-    bisection search on a log scale (noise magnitudes spanning decades).  A default of
-    ``None`` means "not given"; any other default must satisfy the Param's own checks.
-    """
-
-    name: str
-    type: type
-    default: Any = None
-    low: Any = None
-    high: Any = None
-    low_inclusive: bool = True
-    high_inclusive: bool = True
-    choices: tuple = ()
-    unit: str = ""
-    protection: str | None = None
-    grid: tuple = ()
-    scale: str = "linear"
-    description: str = ""
-    #: conditions ``(("model", "k"),)`` under which this is the tuned parameter
-    when: tuple = ()
-
-    def __post_init__(self):
-        where = f"Param {self.name!r}"
-        if self.type not in _TYPES:
-            raise RegistrationError(f"{where}: type must be one of int, float, str, bool")
-        if self.protection not in (None,) + PROTECTIONS:
-            raise RegistrationError(f"{where}: protection must be None or one of "
-                                    f"{', '.join(PROTECTIONS)}, got {self.protection!r}")
-        if self.scale not in SCALES:
-            raise RegistrationError(f"{where}: scale must be one of {', '.join(SCALES)}")
-        if self.default is not None:
-            try:
-                self.parse(self.default)
-            except SdcevalError as e:
-                raise RegistrationError(f"{where}: default {self.default!r} fails its own "
-                                        f"checks ({e})") from None
-
-    def bounds(self, n: int | None = None) -> tuple[float | None, float | None]:
-        def res(b):
-            if b == "n":
-                return n
-            return b
-        return res(self.low), res(self.high)
-
-    def describe_bounds(self) -> str:
-        if self.choices:
-            return "{" + ", ".join(map(str, self.choices)) + "}"
-        if self.low is None and self.high is None:
-            return ""
-        lo = "-inf" if self.low is None else str(self.low)
-        hi = "inf" if self.high is None else str(self.high)
-        return (("[" if self.low_inclusive else "(") + f"{lo}, {hi}" +
-                ("]" if self.high_inclusive else ")"))
-
-    def parse(self, raw, owner: str = "", n: int | None = None):
-        """Coerce ``raw`` (a string from the command line or a Python value) and check it."""
-        where = f"parameter {self.name!r}" + (f" of {owner}" if owner else "")
-        value = raw
-        try:
-            if self.type is bool:
-                if isinstance(raw, str):
-                    if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                        raise ValueError
-                    value = raw.lower() in ("true", "1", "yes")
-                elif isinstance(raw, (bool, np.bool_)) or raw in (0, 1):
-                    value = bool(raw)
-                else:
-                    raise ValueError
-            elif self.type is int:
-                if isinstance(raw, (bool, np.bool_)):
-                    raise ValueError
-                f = float(raw)
-                if not f.is_integer():
-                    raise ValueError
-                value = int(f)
-            elif self.type is float:
-                if isinstance(raw, (bool, np.bool_)):
-                    raise ValueError
-                value = float(raw)
-                if not math.isfinite(value):
-                    raise ValueError
-            else:
-                value = str(raw)
-        except (TypeError, ValueError, OverflowError):
-            raise SdcevalError(f"{where} must be of type {_TYPES.get(self.type, self.type)}, "
-                               f"got {plain(raw)!r}") from None
-        if self.choices and value not in self.choices:
-            raise SdcevalError(f"{where} must be one of {', '.join(map(str, self.choices))}, "
-                               f"got {value!r}.{suggest(str(value), map(str, self.choices))}")
-        lo, hi = self.bounds(n)
-        if lo is not None and (value < lo or (value == lo and not self.low_inclusive)):
-            raise SdcevalError(f"{where} must be {'>=' if self.low_inclusive else '>'} {lo}"
-                               f"{' (number of records)' if self.low == 'n' else ''}, got {value}")
-        if hi is not None and (value > hi or (value == hi and not self.high_inclusive)):
-            raise SdcevalError(f"{where} must be {'<=' if self.high_inclusive else '<'} {hi}"
-                               f"{' (the number of records)' if self.high == 'n' else ''}, "
-                               f"got {value}")
-        return value
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "type": _TYPES.get(self.type, str(self.type)),
-                "default": self.default, "bounds": self.describe_bounds(), "unit": self.unit,
-                "protection": self.protection, "grid": list(self.grid), "scale": self.scale,
-                "description": self.description,
-                **({"when": dict(self.when)} if self.when else {})}
-
-
-def _resolve(owner: str, params: tuple[Param, ...], given: dict | None, n: int | None) -> dict:
-    given = dict(given or {})
-    by_name = {p.name: p for p in params}
-    for k in given:
-        if k not in by_name:
-            raise SdcevalError(
-                f"{owner} has no parameter {k!r}.{suggest(k, by_name)} "
-                f"Parameters: {', '.join(by_name) or '(none)'}")
-    out = {}
-    for p in params:
-        # None means "not given" for a parameter whose default is None
-        if p.name in given and not (given[p.name] is None and p.default is None):
-            out[p.name] = p.parse(given[p.name], owner, n)
-        else:
-            out[p.name] = p.default if p.default is None else p.parse(p.default, owner, n)
-    return out
-
-
-# -- signatures agree with the declared parameters ----------------------------------------
-_LEADING = {"method": ("dataset",), "measure": ("dataset", "release")}
-
-
-def _same_default(a, b) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, bool) != isinstance(b, bool):  # True == 1, but not as a default
-        return False
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):  # a default that cannot be compared (an array)
-        return False
-
-
-def check_signature(what: str, name: str, func: Callable, params: Iterable[Param]) -> None:
-    """Raise `RegistrationError` unless ``func``'s signature is ``(dataset, *, <params>,
-    seed)`` for a method or ``(dataset, release, *, <params>)`` for a measure, with every
-    signature default equal to the Param's (the registry always passes every value; a
-    differing default would only mislead a reader)."""
-    where = f"register_{what}({name!r})"
-    params = tuple(params)
-    try:
-        sig = inspect.signature(func)
-    except (TypeError, ValueError):
-        raise RegistrationError(f"{where}: cannot read the signature of {func!r}") from None
-    shape = f"{getattr(func, '__name__', func)}{sig}"
-    leading = _LEADING[what]
-    ps = list(sig.parameters.values())
-    head, rest = ps[:len(leading)], ps[len(leading):]
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(head) < len(leading) or any(p.kind not in positional for p in head):
-        raise RegistrationError(f"{where}: {shape} must take ({', '.join(leading)}, *, "
-                                "<parameters>)")
-    var = [p for p in rest if p.kind in (inspect.Parameter.VAR_POSITIONAL,
-                                         inspect.Parameter.VAR_KEYWORD)]
-    if var:
-        raise RegistrationError(f"{where}: {shape} takes {var[0]}; name every parameter so "
-                                "that it can be checked against params")
-    only = [p.name for p in rest if p.kind is inspect.Parameter.POSITIONAL_ONLY]
-    if only:
-        raise RegistrationError(f"{where}: {shape}: parameters are passed by keyword, so "
-                                f"{only[0]!r} cannot be positional-only")
-    declared = {p.name: p for p in params}
-    if len(declared) != len(params):
-        raise RegistrationError(f"{where}: a parameter is declared twice")
-    if what == "method" and "seed" in declared:
-        raise RegistrationError(f"{where}: 'seed' is passed to every method; do not declare "
-                                "it as a Param")
-    expected = list(declared) + (["seed"] if what == "method" else [])
-    names = [p.name for p in rest]
-    missing = [k for k in expected if k not in names]
-    if missing:
-        raise RegistrationError(
-            f"{where}: {shape} lacks keyword parameter(s) {', '.join(map(repr, missing))} "
-            "declared in params" + (" (every method takes seed)" if "seed" in missing else ""))
-    extra = [k for k in names if k not in expected]
-    if extra:
-        raise RegistrationError(
-            f"{where}: {shape} has keyword parameter(s) {', '.join(map(repr, extra))} not "
-            "declared in params; declare them with Param(...) or remove them")
-    for p in rest:
-        if p.name in declared and p.default is not inspect.Parameter.empty \
-                and not _same_default(p.default, declared[p.name].default):
-            raise RegistrationError(
-                f"{where}: parameter {p.name!r} has default {p.default!r} in the signature "
-                f"of {getattr(func, '__name__', func)} but Param default "
-                f"{declared[p.name].default!r}; defaults live in the registry: drop the "
-                "signature default or make them equal")
-
-
 # -- specifications -----------------------------------------------------------------------
-
-def param_named(params, name: str, owner: str) -> "Param":
-    """The parameter ``name`` of ``params``, or a `SdcevalError` naming ``owner`` (e.g.
-    "method 'mdav'") and the closest name."""
-    for p in params:
-        if p.name == name:
-            return p
-    raise SdcevalError(f"{owner} has no parameter {name!r}."
-                       f"{suggest(name, [p.name for p in params])}")
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -312,27 +95,46 @@ class MethodSpec:
         return FAMILY_KIND[self.family]
 
     @property
-    def tunable(self) -> Param:
-        """The parameter that controls protection under the default settings."""
+    def tunable(self) -> Knob:
+        """The knob that controls protection under the default settings."""
         return self.tunable_for({})
 
-    def tunable_for(self, params: dict | None) -> Param:
-        """The parameter bisection searches, given the other parameters (e.g. Mondrian
-        tunes ``l`` when ``model="l"``): the first with a protection direction whose
-        ``when`` conditions hold."""
-        resolved = {p.name: p.default for p in self.params}
-        resolved.update(params or {})
+    def tunable_for(self, params: dict | None) -> Knob:
+        """The knob bisection and the trade-off tune, given the method's parameters: the
+        first parameter with a protection direction whose ``when`` conditions hold, or
+        the knob inside a structured parameter (`ParamType.knob`: the threshold of the
+        first privacy model in ``models``, read from the model's own declaration, so a
+        model registered outside sdceval is tuned with no change here)."""
+        # a release's provenance carries the seed beside the parameters
+        resolved = self.resolve({k: v for k, v in (params or {}).items() if k != "seed"})
         for p in self.params:
-            if p.protection and all(str(resolved.get(k)) == str(v) for k, v in p.when):
-                return p
+            if isinstance(p.type, ParamType):
+                knob = p.type.knob(resolved.get(p.name))
+                if knob is not None:
+                    return knob
+            elif p.protection and all(str(resolved.get(k)) == str(v) for k, v in p.when):
+                return Knob(p, p.name, label=f"parameter {p.name!r}")
         raise SdcevalError(f"method {self.name!r} has no protection parameter to tune "
                            f"with {params or 'its defaults'}")
 
+    @property
+    def shorthands(self) -> tuple[str, ...]:
+        """Shorthand keywords the method accepts besides its parameters (``k``,
+        ``model``, ``l``, ... for a method that enforces privacy models)."""
+        return shorthand_names(self.params)
+
     def param(self, name: str) -> Param:
+        """The parameter ``name``, or the declaration of a shorthand keyword
+        (`ParamType.shorthand_param`)."""
+        for p in self.params:
+            if isinstance(p.type, ParamType) and name in p.type.shorthand_names():
+                found = p.type.shorthand_param(name)
+                if found is not None:
+                    return found
         return param_named(self.params, name, f"method {self.name!r}")
 
     def resolve(self, params: dict | None, n: int | None = None) -> dict:
-        return _resolve(f"method {self.name!r}", self.params, params, n)
+        return resolve_params(f"method {self.name!r}", self.params, params, n)
 
     def apply(self, dataset, params: dict | None = None, seed=None) -> Release:
         """Run the method: ``Release = method(dataset, **params, seed=Generator)``.
@@ -402,7 +204,7 @@ class MeasureSpec:
         return self.direction == "lower_is_better"
 
     def resolve(self, params: dict | None) -> dict:
-        return _resolve(f"measure {self.name!r}", self.params, params, None)
+        return resolve_params(f"measure {self.name!r}", self.params, params, None)
 
     def check_release(self, dataset, release) -> None:
         """The release is of a kind the measure accepts, valid for ``dataset``, and has
@@ -438,18 +240,73 @@ class MeasureSpec:
 
 
 class Registry(dict):
-    def __init__(self, what: str):
+    """One registry of named entries (methods, measures, privacy models, lattice
+    objectives, property vectors, suppression rules, job kinds): the one mechanism.
+
+    Entries are added with `add` (decorators and class decorators call it), which
+    refuses a name registered twice (item assignment stays plain, for tests that
+    monkeypatch an entry); a look-up of an unknown name suggests the closest
+    (`get_spec`); iteration and `names` keep registration order, `all` sorts by name.
+    Every registry is listed in `REGISTRIES` under its plural name, which
+    ``sdceval list`` and the contract suite (tests/test_contract.py) read, so an entry
+    a user registers later is listed and checked like the built-in ones.
+    """
+
+    def __init__(self, what: str, plural: str | None = None):
         super().__init__()
         self.what = what
+        self.plural = plural or what + "s"
+        self._watchers: list[Callable[[str, Any], None]] = []
+        #: the module that defines the registry (the contract suite imports it)
+        self.home = sys._getframe(1).f_globals.get("__name__", "")
+        if self.plural in REGISTRIES:
+            raise RegistrationError(f"a registry of {self.plural} already exists")
+        REGISTRIES[self.plural] = self
+
+    def add(self, name: str, entry):
+        """Register ``entry`` as ``name``; a `RegistrationError` if the name is taken."""
+        if not isinstance(name, str) or not name:
+            raise RegistrationError(f"{self.what} name must be non-empty text, got {name!r}")
+        if name in self:
+            raise RegistrationError(f"{self.what} {name!r} registered twice "
+                                    f"(already: {_describe_entry(self[name])})")
+        super().__setitem__(name, entry)
+        for watcher in self._watchers:
+            watcher(name, entry)
+        return entry
+
+    def watch(self, callback: Callable[[str, Any], None]) -> None:
+        """Call ``callback(name, entry)`` for every entry, now and when one is added
+        later (a registry derived from another: one privacy check per privacy model)."""
+        self._watchers.append(callback)
+        for name, entry in list(self.items()):
+            callback(name, entry)
+
+    def remove(self, name: str) -> None:
+        """Drop ``name`` (tests register throw-away entries)."""
+        self.pop(name, None)
 
     def get_spec(self, name: str):
         if name not in self:
             raise unknown(self.what, name, self.keys())
         return self[name]
 
+    def names(self) -> tuple[str, ...]:
+        """Registered names in registration order."""
+        return tuple(self)
+
     def all(self) -> list:
         return [self[k] for k in sorted(self)]
 
+
+def _describe_entry(entry) -> str:
+    func = getattr(entry, "func", None) or getattr(entry, "compute", None) or entry
+    mod = getattr(func, "__module__", "")
+    return f"{mod}.{getattr(func, '__qualname__', type(entry).__name__)}".lstrip(".")
+
+
+#: every registry by its plural name ("methods", "measures", "privacy models", ...)
+REGISTRIES: dict[str, Registry] = {}
 
 METHODS: Registry = Registry("method")
 MEASURES: Registry = Registry("measure")
@@ -460,12 +317,9 @@ def register_method(name: str, *, params: Iterable[Param], description: str,
     """Register ``func(dataset, *, <params>, seed)`` as method ``name``.  The returned
     function runs through `MethodSpec.apply` (parameters parsed, release checked)."""
     def deco(func):
-        if name in METHODS:
-            raise RegistrationError(f"method {name!r} registered twice")
         ps = tuple(params)
         check_signature("method", name, func, ps)
-        spec = MethodSpec(name, func, ps, description, family, random)
-        METHODS[name] = spec
+        spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random))
 
         @functools.wraps(func)
         def call(dataset, seed=None, **kwargs):
@@ -481,13 +335,10 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
     returned function runs through `MeasureSpec.evaluate` (parameters parsed, release
     kind and needs checked)."""
     def deco(func):
-        if name in MEASURES:
-            raise RegistrationError(f"measure {name!r} registered twice")
         ps = tuple(params)
         check_signature("measure", name, func, ps)
-        spec = MeasureSpec(name, func, ps, description, category, direction,
-                           tuple(kinds), tuple(needs))
-        MEASURES[name] = spec
+        spec = MEASURES.add(name, MeasureSpec(name, func, ps, description, category,
+                                              direction, tuple(kinds), tuple(needs)))
         sig = inspect.signature(func)
 
         @functools.wraps(func)
@@ -499,13 +350,3 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
         return call
     return deco
 
-
-def parse_assignments(items: Iterable[str], what: str = "--param") -> dict:
-    """``["k=5", "model=l"]`` -> ``{"k": "5", "model": "l"}`` (typed later by `Param`)."""
-    out = {}
-    for item in items or ():
-        if "=" not in item:
-            raise SdcevalError(f"{what} {item!r} must look like name=value (e.g. k=5)")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out

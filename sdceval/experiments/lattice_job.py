@@ -14,13 +14,16 @@ suppression rule and its limit) and does one or both of:
 Files (``<key>`` is the job's key, ``lattice<i>_<data>``): ``<key>_optimum.csv``, the
 optimum as tidy rows (one per objective: ``measure``, ``value``, with the node, its
 levels per QI, the models, rule, limit and metric), and ``<key>_nodes.csv``, one row per
-node; ``results.json`` holds the search result under ``"lattices"``.
+node; ``results.json`` holds the search result under ``"lattices"``.  ``sdceval lattice
+search`` and ``export`` run the same orchestration (`lattice_result`) and write the
+optimum as JSON, every node as CSV or Parquet, under the names given.
 
 Models are written as in the CLI's ``--model`` (`sdceval.privacy.parse_model_spec`):
 ``"k=5"``, ``"l=3,variant=distinct"``, ``"cl:c=3,l=2"``; several are all enforced.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,10 +33,20 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.registry import Param
+from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.experiments.jobs import register_job_kind
+from sdceval.lattice.suppression import SUPPRESSION_RULE
 
-DEFAULT_METRIC = "glm"
-DEFAULT_RULE = "dewri"
-DEFAULT_LIMIT = 0.01
+METRIC = Param("metric", str, default="glm",
+               description="objective the optimal search minimizes (maximizes); with "
+                           "export = true and no metric, no search")
+EXPORT = Param("export", bool, default=False,
+               description="also every node's objectives (<key>_nodes.csv)")
+CACHE = Param("cache", bool, default=True,
+              description="read and write the on-disk cache of every node's objectives")
+#: the suppression rule and limit, as the lattice declares them, under the jobs' keys
+RULE = dataclasses.replace(SUPPRESSION_RULE, name="rule")
 
 
 def _names(value, key: str) -> list[str]:
@@ -48,24 +61,21 @@ def validate_lattice_options(opts: dict) -> dict:
     """Check a ``[[lattice]]`` job's options before anything runs (every name against
     its registry, with the closest suggested); returns them completed with the
     defaults: ``models``, ``rule``, ``max_suppression``, ``metric`` (``None``: no
-    search), ``objectives`` (``None``: all the data set supports), ``export``."""
+    search), ``objectives`` (``None``: all the data set supports), ``export``,
+    ``cache``."""
     from sdceval.lattice.objectives import get_objective, objective_names
-    from sdceval.lattice.suppression import make_rule
+    from sdceval.lattice.suppression import suppression_options
     from sdceval.privacy import parse_model_spec
 
     models = _names(opts.get("models", []), "models")
     for m in models:
         parse_model_spec(m)  # names and parameters; the hierarchy comes with the data
-    rule = opts.get("rule", DEFAULT_RULE)
-    limit = opts.get("max_suppression", DEFAULT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)):
-        raise SdcevalError(f"max_suppression must be a number (a fraction of the records "
-                           f"if < 1, else a record count), got {limit!r}")
-    make_rule(str(rule), limit)
-    export = opts.get("export", False)
-    if not isinstance(export, bool):
-        raise SdcevalError(f"'export' must be true or false, got {export!r}")
-    metric = opts.get("metric", None if export else DEFAULT_METRIC)
+    rule, limit = suppression_options(opts)
+    export, cache = (opts.get(p.name, p.default) for p in (EXPORT, CACHE))
+    for p, v in ((EXPORT, export), (CACHE, cache)):
+        if not isinstance(v, bool):  # not Param.parse: it would read "yes" as true
+            raise SdcevalError(f"'{p.name}' must be true or false, got {v!r}")
+    metric = opts.get("metric", None if export else METRIC.default)
     if metric is not None:
         if not isinstance(metric, str):
             raise SdcevalError(f"'metric' must be an objective name such as 'glm', got "
@@ -80,11 +90,11 @@ def validate_lattice_options(opts: dict) -> dict:
         for name in objectives:
             get_objective(name)
     return {"models": models, "rule": rule, "max_suppression": limit, "metric": metric,
-            "objectives": objectives, "export": export}
+            "objectives": objectives, "export": export, "cache": cache}
 
 
-def task_lattice(data_ref, models, rule, max_suppression, metric, objectives, export
-                 ) -> dict[str, Any]:
+def task_lattice(data_ref, models, rule, max_suppression, metric, objectives, export,
+                 cache=True) -> dict[str, Any]:
     """The search and/or the export of one job (a pure task for the executors)."""
     from sdceval.lattice.search import LatticeProblem, evaluate_all, optimal
     from sdceval.privacy import parse_model_spec
@@ -93,7 +103,7 @@ def task_lattice(data_ref, models, rule, max_suppression, metric, objectives, ex
     sens = ds.schema.sensitive
     hierarchy = ds.hierarchy(sens) if sens else None
     problem = LatticeProblem(ds, [parse_model_spec(m, hierarchy=hierarchy) for m in models],
-                             rule=rule, limit=max_suppression)
+                             rule=rule, max_suppression=max_suppression)
     names = problem.check_objectives(objectives if objectives is not None
                                      else problem.objectives_available())
     out: dict[str, Any] = {"data": ds.name, "problem": problem.describe(),
@@ -108,7 +118,7 @@ def task_lattice(data_ref, models, rule, max_suppression, metric, objectives, ex
         at = problem.evaluate_node(res.levels, shown)
         out["at_optimum"] = {k: at[k] for k in dict.fromkeys([*shown, "suppressed"])}
     if export:
-        out["nodes"] = evaluate_all(problem, names)
+        out["nodes"] = evaluate_all(problem, names, cache=cache)
     return out
 
 
@@ -188,18 +198,31 @@ class LatticeJobResult:
         return "\n".join(lines)
 
 
-def run_lattice_job(job, spec, executor, say, out: Path) -> LatticeJobResult:
+def lattice_result(job, executor, say) -> LatticeJobResult:
+    """The search and/or the export of one job, as one task (no file written)."""
     o = validate_lattice_options(job.options)
-    say(f"[{job.key}] lattice: "
+    say(f"{job.tag}lattice: "
         + " and ".join(w for w, on in (("search", o["metric"] is not None),
                                        ("every node", o["export"])) if on))
     (res,) = executor.map(task_lattice, [dict(data_ref=job.data_ref(), **o)])
-    result = LatticeJobResult(
-        key=job.key, title=job.options.get("title", job.key), data=res["data"],
-        problem=res["problem"], qis=res["qis"], models=o["models"], rule=o["rule"],
+    return LatticeJobResult(
+        key=job.key, title=job.title, data=res["data"], problem=res["problem"],
+        qis=res["qis"], models=o["models"], rule=o["rule"],
         max_suppression=o["max_suppression"], metric=o["metric"],
         lattice_size=res["lattice_size"], optimum=res["optimum"],
         at_optimum=res["at_optimum"], nodes=res["nodes"])
+
+
+@register_job_kind(
+    "lattice", section="lattices",
+    description="full-domain generalization lattice: the optimal node under privacy "
+                "models and a suppression limit, every node's objectives (sdceval "
+                "lattice search|export)",
+    keys=("models", "rule", "max_suppression", "metric", "objectives", "export", "cache"),
+    validate=validate_lattice_options,
+    params=(RULE, MAX_SUPPRESSION, METRIC, EXPORT, CACHE))
+def run_lattice_job(job, spec, executor, say, out) -> LatticeJobResult:
+    result = lattice_result(job, executor, say)
     out = Path(out)
     if result.optimum is not None:
         result.files.append(write_csv(result.rows(), out / f"{job.key}_optimum.csv"))

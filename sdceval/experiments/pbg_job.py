@@ -1,5 +1,5 @@
 """``[[pbg]]`` jobs and ``sdceval pbg``: PBG-EA runs scored against the minimal PBGs
-(issue 9; Dewri et al. 2010 §7).
+(issue 9; Dewri et al. 2010 §7), one orchestration (`pbg_result`).
 
 A job is one objective set and discretization vector on one lattice::
 
@@ -27,7 +27,8 @@ first, then read from the disk cache by every worker).  Files (``<key>`` the job
 ``<key>_runs.csv`` (one row per run and algorithm), ``<key>_summary.csv`` (mean and
 variance), ``<key>_front.csv`` (the minimal PBGs M), ``<key>_archive.csv`` (every run's
 archive, with its seed) and ``<key>_front.png`` (M and the first run's archive, every
-pair of objectives: the paper's Figs. 1–3).
+pair of objectives: the paper's Figs. 1–3).  ``sdceval pbg`` writes the same files
+without the prefix, and ``metrics.json``.
 """
 from __future__ import annotations
 
@@ -41,15 +42,25 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.registry import Param
+from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.experiments.jobs import register_job_kind
+from sdceval.experiments.lattice_job import RULE
 
 PAPER_KEYS = ("ce", "ce_var", "rr", "rr_var", "nodes")
+RUNS = Param("runs", int, default=20, low=1,
+             description="seeded runs: seeds seed .. seed + runs - 1")
+BASELINE = Param("baseline", bool, default=False,
+                 description="also NSGA-II (pymoo) with the same node budget per run")
+EXACT = Param("exact", bool, default=False,
+              description="also the exact search for the minimal PBGs (its node count)")
 
 
 def validate_pbg_options(opts: dict) -> dict:
     """Check a ``[[pbg]]`` job's options before anything runs; returns them with the
     defaults."""
     from sdceval.lattice.objectives import get_objective
-    from sdceval.lattice.suppression import make_rule
+    from sdceval.lattice.suppression import suppression_options
     from sdceval.pbg.study import resolve_objectives
     objectives = opts.get("objectives")
     if not isinstance(objectives, (list, str)):
@@ -68,27 +79,25 @@ def validate_pbg_options(opts: dict) -> dict:
             for e in eps_list):
         raise SdcevalError(f"'eps' must be one positive number per objective "
                            f"({len(names)}: {', '.join(names)}), got {eps!r}")
-    runs = opts.get("runs", 20)
+    runs = opts.get("runs", RUNS.default)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise SdcevalError(f"'runs' must be a positive integer, got {runs!r}")
-    rule = opts.get("rule", "dewri")
-    limit = opts.get("max_suppression", 0.01)
-    make_rule(str(rule), limit)
-    for key in ("baseline", "exact"):
-        if not isinstance(opts.get(key, False), bool):
-            raise SdcevalError(f"'{key}' must be true or false, got {opts[key]!r}")
+    rule, limit = suppression_options(opts)
+    flags = {p.name: opts.get(p.name, p.default) for p in (BASELINE, EXACT)}
+    for key, v in flags.items():
+        if not isinstance(v, bool):  # not Param.parse: it would read "yes" as true
+            raise SdcevalError(f"'{key}' must be true or false, got {v!r}")
     paper = opts.get("paper", {})
     bad = [k for k in paper if k not in PAPER_KEYS]
     if bad:
         raise SdcevalError(f"[pbg.paper] unknown key {bad[0]!r} ({', '.join(PAPER_KEYS)})")
     return {"objectives": names, "eps": [float(e) for e in eps_list], "runs": runs,
-            "rule": rule, "max_suppression": limit,
-            "baseline": opts.get("baseline", False), "exact": opts.get("exact", False)}
+            "rule": rule, "max_suppression": limit, **flags}
 
 
 def _problem(data_ref, rule, max_suppression):
     from sdceval.lattice.search import LatticeProblem
-    return LatticeProblem(open_ref(data_ref), rule=rule, limit=max_suppression)
+    return LatticeProblem(open_ref(data_ref), rule=rule, max_suppression=max_suppression)
 
 
 def task_pbg_table(data_ref, objectives, rule, max_suppression) -> int:
@@ -102,11 +111,13 @@ def task_pbg_table(data_ref, objectives, rule, max_suppression) -> int:
 
 
 def task_pbg(data_ref, objectives, eps, rule, max_suppression, seed, runs, baseline,
-             exact):
-    """PBG-EA runs ``seed .. seed + runs − 1`` (a pure task for the executors)."""
+             exact, progress=None, bar=False):
+    """PBG-EA runs ``seed .. seed + runs − 1`` (a pure task for the executors; a
+    ``progress`` callable and a ``bar`` only for a task run in this process)."""
     from sdceval.pbg.study import pbg_study
     return pbg_study(_problem(data_ref, rule, max_suppression), objectives, eps,
-                     runs=runs, seed=seed, baseline=baseline, exact=exact)
+                     runs=runs, seed=seed, baseline=baseline, exact=exact,
+                     progress=progress, bar=bar)
 
 
 def merge_studies(parts: list):
@@ -142,12 +153,18 @@ def paper_rows(study, paper: dict) -> pd.DataFrame:
 
 @dataclass
 class PBGJobResult:
+    """One ``[[pbg]]`` job's study and the paper's values it is compared with."""
+
     key: str
     title: str
     data: str
     study: Any
     paper: dict = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+
+    @property
+    def headline(self) -> str:
+        return self.title
 
     def to_dict(self) -> dict:
         return {"title": self.title, "data": self.data, "paper": self.paper,
@@ -192,22 +209,36 @@ def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
     return files
 
 
-def run_pbg_job(job, spec, executor, say, out: Path) -> PBGJobResult:
+def pbg_result(job, executor, say, seed: int, progress=None, bar=False) -> PBGJobResult:
+    """The runs of one job, split over the executor's workers, the exhaustive table
+    cached first for them; no file written.  ``progress`` and ``bar`` reach
+    `pbg_study`: for the serial executor only (a command's messages per run)."""
     o = validate_pbg_options(job.options)
     ref = job.data_ref()
     common = dict(data_ref=ref, rule=o["rule"], max_suppression=o["max_suppression"])
-    say(f"[{job.key}] PBG-EA: {', '.join(o['objectives'])}, ε = {o['eps']}, "
+    say(f"{job.tag}PBG-EA: {', '.join(o['objectives'])}, ε = {o['eps']}, "
         f"{o['runs']} runs")
-    executor.map(task_pbg_table, [dict(objectives=o["objectives"], **common)])
     parts = max(1, min(getattr(executor, "workers", 1), o["runs"]))
+    if parts > 1:  # once, before the workers that would each compute it read it
+        executor.map(task_pbg_table, [dict(objectives=o["objectives"], **common)])
     bounds = np.linspace(0, o["runs"], parts + 1).astype(int)
-    tasks = [dict(objectives=o["objectives"], eps=o["eps"], seed=spec.seed + int(lo),
+    tasks = [dict(objectives=o["objectives"], eps=o["eps"], seed=seed + int(lo),
                   runs=int(hi - lo), baseline=o["baseline"], exact=o["exact"] and i == 0,
-                  **common)
+                  progress=progress, bar=bar, **common)
              for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])) if hi > lo]
     study = merge_studies(executor.map(task_pbg, tasks))
-    data = open_ref(ref).name
-    result = PBGJobResult(job.key, job.options.get("title", job.key), data, study,
-                          dict(job.options.get("paper", {})))
-    result.files.extend(write_pbg(study, out, prefix=f"{job.key}_"))
+    return PBGJobResult(job.key, job.title, open_ref(ref).name, study,
+                        dict(job.options.get("paper", {})))
+
+
+@register_job_kind(
+    "pbg", section="pbg",
+    description="PBG-EA runs scored against the minimal property-based generalizations "
+                "(Dewri et al. 2010; sdceval pbg)",
+    keys=("objectives", "eps", "runs", "rule", "max_suppression", "baseline", "exact",
+          "paper"),
+    validate=validate_pbg_options, params=(RUNS, RULE, MAX_SUPPRESSION, BASELINE, EXACT))
+def run_pbg_job(job, spec, executor, say, out) -> PBGJobResult:
+    result = pbg_result(job, executor, say, spec.seed)
+    result.files.extend(write_pbg(result.study, out, prefix=f"{job.key}_"))
     return result

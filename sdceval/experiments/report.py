@@ -28,6 +28,7 @@ import pandas as pd
 from sdceval.compare.frontier import describe_composition
 from sdceval.compare.ranking import fitted_notes, parse_measure_list
 from sdceval.core.fileio import write_text
+from sdceval.experiments.evaluation_job import DEFAULT_MEASURES
 
 #: Below this a loss value is numerically zero: a propensity fit that cannot tell the
 #: tables apart leaves p̂ − ½ at rounding level (1e-16), so U is at most ~1e-30 (values
@@ -176,7 +177,7 @@ def write_report(result, out: Path) -> list[Path]:
                              if df["seed"].nunique() > 1 else "") + ":", "", _md(t), ""]
                 lines += notes + seed_agreement_lines(df, spec.paper) + [""]
                 job = next((j for j in spec.jobs if j.key == key), None)
-                used = parse_measure_list(job.options.get("measures", ["linkage_risk"])) \
+                used = parse_measure_list(job.options.get("measures", DEFAULT_MEASURES)) \
                     if job else {}
                 lines += [f"* {n}" for n in fitted_notes(used.values())] + [""]
     for key, tr in result.tradeoffs.items():
@@ -223,7 +224,7 @@ def vectors_lines(res) -> list[str]:
     every pair's indices and dominance verdicts, the figures."""
     comp = res.comparison
     lines = [f"## Property vectors: {res.title}", ""]
-    lines += [f"* {d}" for d in comp.settings.get("releases_described", [])]
+    lines += [f"* {d}" for d in res.described]
     lines += ["", f"Suppressed records: {comp.settings['suppressed']}.", "",
               _md(comp.unary), "",
               "Pairs (12: first vs second, 21: second vs first; shares of the records "

@@ -43,6 +43,7 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     metric = "glm"           # the optimal search minimizes (maximizes) this objective
     objectives = ["glm", "discernibility", "k"]  # reported at the optimum / exported
     export = true            # also every node's objectives -> <key>_nodes.csv
+    cache = true             # read / write the on-disk cache of every node (default)
 
     [reduced]                # overrides applied by `sdceval run --reduced` (CI)
     ...
@@ -52,6 +53,8 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     releases = ["mondrian:k=10", "generalization:k=10"]
     properties = ["class_size", "sensitive_count"]
     suppressed = "exclude"   # exclude | own_class | value (Dewri's suppressed tuples)
+    weights = [0.5, 0.5]     # decisions as in `sdceval vectors`: also index, directions,
+                             # significance, order, goal, normalize, rank_point
 
     [[pbg]]                  # PBG-EA vs the minimal PBGs (`sdceval pbg`)
     data = "adult-train"
@@ -65,52 +68,25 @@ objective at the optimal node, with its levels) and, with ``export = true``, eve
 (``<key>_nodes.csv``); without ``objectives``, all the data set supports
 (`sdceval.experiments.lattice_job`).
 
-Every name (data set, method, measure, parameter) is checked against the registries
-when the file is loaded, with the closest valid name suggested.
+The tables a file may hold, the keys each allows and how they are checked come from
+the registry of job kinds (`sdceval.experiments.jobs.JOB_KINDS`; ``sdceval list jobs``):
+every key of a table is checked, and every name (data set, method, measure, parameter)
+against its registry when the file is loaded, with the closest valid name suggested.
+Jobs run in the registry's order of kinds, then in the file's order.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.fileio import read_toml
-from sdceval.catalog import get_measure, get_method
-
+from sdceval.experiments.jobs import JOB_KINDS, Job, check_keys
 
 EXECUTORS = ("serial", "processes", "dask")
-JOB_KINDS = ("comparison", "evaluation", "tradeoff", "lattice", "vectors", "pbg")
 _EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "workers",
                     "output", "scheduler"}
-_DATA_KEYS = {"data", "schema", "qi", "sensitive", "numeric", "label"}
-_JOB_KEYS = {
-    "comparison": _DATA_KEYS | {"methods", "risk", "target", "utilities", "method_params",
-                                "risks", "title"},
-    "evaluation": _DATA_KEYS | {"releases", "measures", "seeds", "title"},
-    "tradeoff": _DATA_KEYS | {"models", "method", "grids", "measures", "title",
-                              "model_params"},
-    "lattice": _DATA_KEYS | {"models", "rule", "max_suppression", "metric", "objectives",
-                             "export", "title"},
-    "vectors": _DATA_KEYS | {"releases", "properties", "suppressed", "roles", "title"},
-    "pbg": _DATA_KEYS | {"objectives", "eps", "runs", "rule", "max_suppression",
-                         "baseline", "exact", "paper", "title"},
-}
-
-
-@dataclass
-class Job:
-    kind: str
-    index: int
-    options: dict[str, Any]
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}{self.index}_{self.options.get('data', '')}"
-
-    def data_ref(self) -> dict:
-        return {k: self.options[k] for k in _DATA_KEYS if self.options.get(k) is not None}
 
 
 @dataclass
@@ -129,13 +105,6 @@ class ExperimentSpec:
     raw: dict = field(default_factory=dict)
 
 
-def _check_keys(where: str, got, allowed) -> None:
-    for k in got:
-        if k not in allowed:
-            raise SdcevalError(f"{where}: unknown key {k!r}.{suggest(k, allowed)} "
-                               f"Allowed: {', '.join(sorted(allowed))}")
-
-
 def _merge(base: dict, over: dict) -> dict:
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -151,10 +120,11 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
     (same structure as the file; jobs are matched by position)."""
     path = Path(path)
     raw = read_toml(path, "experiment")
-    _check_keys(str(path), raw, {"experiment", "reduced", "paper", *JOB_KINDS})
+    kinds = JOB_KINDS.names()
+    check_keys(str(path), raw, {"experiment", "reduced", "paper", *kinds})
     if reduced and "reduced" in raw:
         red = raw["reduced"]
-        for kind in JOB_KINDS:
+        for kind in kinds:
             if kind in red:
                 jobs = raw.get(kind, [])
                 for i, over in enumerate(red[kind]):
@@ -163,7 +133,7 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
         if "experiment" in red:
             raw["experiment"] = _merge(raw.get("experiment", {}), red["experiment"])
     exp = raw.get("experiment", {})
-    _check_keys(f"{path} [experiment]", exp, _EXPERIMENT_KEYS)
+    check_keys(f"{path} [experiment]", exp, _EXPERIMENT_KEYS)
     spec = ExperimentSpec(name=str(exp.get("name", path.stem)), path=path,
                           description=str(exp.get("description", "")), raw=raw,
                           paper=raw.get("paper", {}))
@@ -176,20 +146,17 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
                            f"{suggest(spec.executor, EXECUTORS)} Use one of {EXECUTORS}")
     spec.scheduler = exp.get("scheduler")
     spec.output = Path(exp.get("output", Path("results") / spec.name))
-    for kind in JOB_KINDS:
+    for kind in kinds:
         entries = raw.get(kind, [])
         if isinstance(entries, dict):
             entries = [entries]
         for i, opts in enumerate(entries):
-            where = f"{path} [[{kind}]] #{i + 1}"
-            _check_keys(where, opts, _JOB_KEYS[kind])
-            if "data" not in opts:
-                raise SdcevalError(f"{where}: 'data' is required (a bundled name or a file)")
-            _validate_job(kind, opts, where)
+            JOB_KINDS[kind].check(opts, f"{path} [[{kind}]] #{i + 1}")
             spec.jobs.append(Job(kind, len(spec.jobs), dict(opts)))
     if not spec.jobs:
-        raise SdcevalError(f"{path}: no job; add a [[comparison]], [[evaluation]], "
-                           "[[tradeoff]], [[lattice]], [[vectors]] or [[pbg]] table")
+        tables = [f"[[{k}]]" for k in kinds]
+        raise SdcevalError(f"{path}: no job; add a {', '.join(tables[:-1])} or "
+                           f"{tables[-1]} table")
     return spec
 
 
@@ -197,46 +164,3 @@ def _int(v, name, path, low=0) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise SdcevalError(f"{path}: [experiment] {name} must be an integer >= {low}, got {v!r}")
     return v
-
-
-def _validate_job(kind: str, opts: dict, where: str) -> None:
-    from sdceval.compare.ranking import parse_measure_list, parse_reference
-    try:
-        if kind == "comparison":
-            for m in opts.get("methods", []):
-                get_method(m)
-            for m, params in opts.get("method_params", {}).items():
-                get_method(m).resolve(params)
-            risk, rparams = parse_reference(opts.get("risk", "linkage_risk"))
-            get_measure(risk).resolve(rparams)
-            target = opts.get("target", "mdav:k=5")
-            if isinstance(target, str):
-                try:
-                    float(target)
-                except ValueError:
-                    name, params = parse_reference(target)
-                    get_method(name).resolve(params)
-            parse_measure_list(opts.get("utilities", ["propensity", "emd"]))
-            from sdceval.compare.ranking import check_risks
-            check_risks(opts.get("risks"))
-        elif kind == "evaluation":
-            if not opts.get("releases"):
-                raise SdcevalError("'releases' is required, e.g. [\"mdav:k=5\"]")
-            for r in opts["releases"]:
-                name, params = parse_reference(r)
-                get_method(name).resolve(params)
-            parse_measure_list(opts.get("measures", ["linkage_risk"]))
-        elif kind == "tradeoff":
-            from sdceval.compare.tradeoff import validate_tradeoff_options
-            validate_tradeoff_options(opts)
-        elif kind == "lattice":
-            from sdceval.experiments.lattice_job import validate_lattice_options
-            validate_lattice_options(opts)
-        elif kind == "vectors":
-            from sdceval.experiments.vectors_job import validate_vectors_options
-            validate_vectors_options(opts)
-        elif kind == "pbg":
-            from sdceval.experiments.pbg_job import validate_pbg_options
-            validate_pbg_options(opts)
-    except SdcevalError as exc:
-        raise SdcevalError(f"{where}: {exc}") from None

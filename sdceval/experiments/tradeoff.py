@@ -1,49 +1,83 @@
-"""``sdceval tradeoff`` and ``[[tradeoff]]`` jobs: the trade-off points of
-`sdceval.compare.tradeoff` written out as CSV, JSON and plots."""
+"""``[[tradeoff]]`` jobs and ``sdceval tradeoff``: the trade-off points of
+`sdceval.compare.tradeoff` (Li & Li 2009), their efficient frontier, written out as CSV
+and plots.
+
+One orchestration (`tradeoff_result`, then `write_tradeoff`) serves both: a job's files
+are ``<key>_points.csv``, ``<key>_frontier.csv`` and ``<key>_tradeoff*.png``; the
+command (`run_tradeoff`) writes them without the prefix, plus ``results.json``.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
 from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
-from sdceval.compare.tradeoff import (DEFAULT_MEASURES, DEFAULT_METHOD, TradeoffResult,
-                                      compute_tradeoff)
+from sdceval.compare.tradeoff import (DEFAULT_MEASURES, DEFAULT_METHOD, METHODS,
+                                      TradeoffResult, compute_tradeoff,
+                                      validate_tradeoff_options)
 from sdceval.core.fileio import write_csv, write_json
-from sdceval.core.loaders import ref_of
+from sdceval.core.registry import Param
 from sdceval.experiments.executor import make_executor
+from sdceval.experiments.jobs import command_job, register_job_kind
 from sdceval.experiments.plots import plot_tradeoff
 
+METHOD = Param("method", str, default=DEFAULT_METHOD, choices=tuple(METHODS),
+               description="how releases are made: mondrian (Li & Li's "
+                           "\"generalization\"), bucketization, or both")
 
-def _finish(points: pd.DataFrame, meas_labels: list[str], out: Path, prefix: str, title: str
-            ) -> TradeoffResult:
-    x = "p_loss"
-    utilities = [m for m in meas_labels if m != x]
-    y = "u_loss" if "u_loss" in utilities else (utilities[0] if utilities else x)
+
+def tradeoff_result(job, executor, say, seed: int) -> TradeoffResult:
+    """The job's points (one task per model, threshold and method) and their efficient
+    frontier in (P_loss, the first utility measure; U_loss when asked)."""
+    o = job.options
+    meas = o.get("measures", DEFAULT_MEASURES)
+    points = compute_tradeoff(job.data_ref(), models=o.get("models"),
+                              method=o.get("method", METHOD.default),
+                              grids=o.get("grids", {}), measures=meas,
+                              model_params=o.get("model_params", {}), seed=seed,
+                              executor=executor, progress=say)
+    labels = list(parse_measure_list(meas))
+    x, _, y = _axes(labels)
     frontier = efficient_frontier(points, x=x, y=y) if x in points and y in points else points
-    res = TradeoffResult(points, frontier, meas_labels, title)
+    return TradeoffResult(points, frontier, labels, job.title)
+
+
+def _axes(labels: list[str]) -> tuple[str, list[str], str]:
+    """The privacy axis (P_loss), the utility measures, and the one the frontier and
+    the main plot use (U_loss when measured, else the first)."""
+    x = "p_loss"
+    utilities = [m for m in labels if m != x]
+    return x, utilities, "u_loss" if "u_loss" in utilities else (utilities[0] if utilities
+                                                                  else x)
+
+
+def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult:
+    """``<prefix>points.csv``, ``<prefix>frontier.csv`` and one plot per utility
+    measure (``<prefix>tradeoff.png`` for the frontier's); appended to ``res.files``."""
+    out = Path(out)
+    points = res.points
+    x, utilities, y = _axes(res.measures)
     res.files.append(write_csv(points, out / f"{prefix}points.csv"))
-    res.files.append(write_csv(frontier, out / f"{prefix}frontier.csv"))
-    if x in points:
-        style = "method" if points["method"].nunique() > 1 else None
-        bases: dict[str, list[str]] = {}
-        for u in utilities:
-            bases.setdefault(u.split("(")[0], []).append(u)
-        ylabels = {"u_loss": "utility loss U_loss",
-                   "query_error": "average relative error (%)"}
-        for base, variants in bases.items():
-            name = "tradeoff" if y in variants else f"tradeoff_{_slug(base)}"
-            if len(variants) == 1:
-                data, yy, by = points, variants[0], "model"
-            else:  # e.g. query error at several sel / qd values: one curve per variant
-                data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
-                                   var_name="variant", value_name=base)
-                yy, by = base, "variant"
-            res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
-                                           by=by, style=style, title=title,
-                                           ylabel=ylabels.get(base, base)))
+    res.files.append(write_csv(res.frontier, out / f"{prefix}frontier.csv"))
+    if x not in points:
+        return res
+    style = "method" if points["method"].nunique() > 1 else None
+    bases: dict[str, list[str]] = {}
+    for u in utilities:
+        bases.setdefault(u.split("(")[0], []).append(u)
+    ylabels = {"u_loss": "utility loss U_loss", "query_error": "average relative error (%)"}
+    for base, variants in bases.items():
+        name = "tradeoff" if y in variants else f"tradeoff_{_slug(base)}"
+        if len(variants) == 1:
+            data, yy, by = points, variants[0], "model"
+        else:  # e.g. query error at several sel / qd values: one curve per variant
+            data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
+                               var_name="variant", value_name=base)
+            yy, by = base, "variant"
+        res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
+                                       by=by, style=style, title=res.title,
+                                       ylabel=ylabels.get(base, base)))
     return res
 
 
@@ -51,30 +85,31 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s).strip("_")
 
 
+@register_job_kind(
+    "tradeoff", section="tradeoffs",
+    description="P_loss / U_loss trade-off of privacy models over their grids "
+                "(Li & Li 2009; sdceval tradeoff)",
+    keys=("models", "method", "grids", "measures", "model_params"),
+    validate=validate_tradeoff_options,
+    params=(METHOD,))
+def run_tradeoff_job(job, spec, executor, say, out) -> TradeoffResult:
+    return write_tradeoff(tradeoff_result(job, executor, say, spec.seed), out,
+                          f"{job.key}_")
+
+
 def run_tradeoff(dataset, *, models=None, method: str = DEFAULT_METHOD, grids=None,
                  measures=None, seed: int = 0, out="out/tradeoff",
                  progress: Callable[[str], None] | None = None, workers: int = 1
                  ) -> TradeoffResult:
-    """``sdceval tradeoff``: compute the points, the frontier, the plot, the JSON."""
-    ex = make_executor("processes" if workers > 1 else "serial", workers)
-    ref = ref_of(dataset)
-    points = compute_tradeoff(ref, models=models, method=method, grids=grids,
-                              measures=measures, seed=seed, executor=ex, progress=progress)
-    out = Path(out)
-    labels = list(parse_measure_list(measures or DEFAULT_MEASURES))
-    res = _finish(points, labels, out, "", f"{dataset.name}: P_loss vs U_loss ({method})")
+    """``sdceval tradeoff``: the ``[[tradeoff]]`` orchestration on ``dataset`` (local
+    worker processes when ``workers`` > 1), its files without a prefix, and
+    ``results.json``."""
+    job = command_job("tradeoff", dataset, "tradeoff", models=models, method=method,
+                      grids=grids, measures=measures,
+                      title=f"{dataset.name}: P_loss vs U_loss ({method})")
+    with make_executor("processes" if workers > 1 else "serial", workers) as ex:
+        res = write_tradeoff(tradeoff_result(job, ex, progress or (lambda m: None), seed),
+                             out)
     res.files.append(write_json({"data": dataset.name, "method": method, "seed": seed,
-                                 **res.to_dict()}, out / "results.json"))
+                                 **res.to_dict()}, Path(out) / "results.json"))
     return res
-
-
-def run_tradeoff_job(job, spec, executor, say, out: Path) -> TradeoffResult:
-    o = job.options
-    meas = o.get("measures", DEFAULT_MEASURES)
-    points = compute_tradeoff(job.data_ref(), models=o.get("models"),
-                              method=o.get("method", DEFAULT_METHOD),
-                              grids=o.get("grids", {}), measures=meas,
-                              model_params=o.get("model_params", {}), seed=spec.seed,
-                              executor=executor, progress=say)
-    labels = list(parse_measure_list(meas))
-    return _finish(points, labels, Path(out), f"{job.key}_", o.get("title", job.key))

@@ -1,5 +1,6 @@
 """Comparing releases by property vectors from the command line and in experiment
-files (issue 8): ``sdceval vectors`` and ``[[vectors]]`` jobs.
+files (issue 8): ``sdceval vectors`` and ``[[vectors]]`` jobs, one orchestration
+(`vectors_result`).
 
 A release is named by a file written by ``sdceval anonymize`` or by a method spec such
 as ``mondrian:k=10`` (`resolve_release`).  A ``[[vectors]]`` job compares several
@@ -14,6 +15,12 @@ releases of one data set at one setting (e.g. the Adult study at k = 5, 10, 50):
     [vectors.roles]                             # roles of the data set for one release
     "mdav:k=10" = { numeric = ["age", "education-num"] }
 
+The decisions of `sdceval.vectors.comparison.compare_releases` are options too (the
+``sdceval vectors`` options of the same names): ``directions`` (property ->
+``higher_is_better`` | ``lower_is_better``), ``index`` (p_binary | p_cov | p_spr |
+p_hv), ``weights`` (WTD), ``significance`` and ``order`` (LEX), ``goal`` (GOAL),
+``normalize`` (``"share"``) and ``rank_point`` (property -> D_max of P_rank).
+
 Every release is row-aligned with the same records, so a release made with other roles
 (MDAV needs numeric attributes) is compared record by record with the others; the
 properties compared (class size, sensitive count) depend on the partition and the
@@ -21,7 +28,8 @@ sensitive column only.
 
 Files (``<key>`` the job's key): ``<key>_unary.csv``, ``<key>_pairs.csv``,
 ``<key>_overall.csv``, ``<key>_<property>.png`` (Dewri et al. 2009 Fig. 1 on real data);
-the comparison is under ``"vectors"`` in ``results.json``.
+the comparison is under ``"vectors"`` in ``results.json``.  ``sdceval vectors`` writes
+the same files without the prefix, and ``vectors.json``.
 """
 from __future__ import annotations
 
@@ -34,9 +42,31 @@ from sdceval.compare.ranking import parse_reference
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.registry import Param
+from sdceval.experiments.jobs import register_job_kind
 from sdceval.vectors.comparison import ReleaseComparison, compare_releases
+from sdceval.vectors.indices import BINARY_INDICES
 from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
                                         get_property, property_vectors)
+
+SUPPRESSED = Param("suppressed", str, default="exclude", choices=SUPPRESSED_MODES,
+                   description="suppressed records: left out, one class of their own, or "
+                               "the value of a fully generalized record")
+INDEX = Param("index", str, default="p_cov", choices=tuple(BINARY_INDICES),
+              description="binary index of the WTD / LEX / GOAL decisions")
+#: options handed to `compare_releases` (module docstring) and the type each must have
+DECISIONS = {"directions": dict, "weights": (list, dict), "significance": list,
+             "order": list, "goal": list, "normalize": str, "rank_point": dict}
+
+
+def _method_of(text: str):
+    """The method and parameters of a release spec ``name[:p=v,...]``."""
+    name, params = parse_reference(text)
+    try:
+        return get_method(name), params
+    except SdcevalError as exc:
+        raise SdcevalError(f"release {text!r} is neither a file nor a method spec such as "
+                           f"mondrian:k=10 ({exc})") from None
 
 
 def resolve_release(dataset, text: str, seed: int = 0):
@@ -47,12 +77,7 @@ def resolve_release(dataset, text: str, seed: int = 0):
     if path.is_file():
         from sdceval.core.release_io import read_release
         return read_release(dataset, path)
-    name, params = parse_reference(text)
-    try:
-        spec = get_method(name)
-    except SdcevalError as exc:
-        raise SdcevalError(f"release {text!r} is neither a file nor a method spec such as "
-                           f"mondrian:k=10 ({exc})") from None
+    spec, params = _method_of(text)
     return spec.apply(dataset, params, seed=seed)
 
 
@@ -82,7 +107,7 @@ def write_comparison(comp: ReleaseComparison, out: Path, prefix: str = "",
 # -- [[vectors]] jobs -----------------------------------------------------------------
 def validate_vectors_options(opts: dict) -> dict:
     """Check a ``[[vectors]]`` job's options before anything runs; returns them with
-    the defaults."""
+    the defaults (the decisions are checked against the properties when they run)."""
     releases = opts.get("releases")
     if (not isinstance(releases, list) or len(releases) < 2
             or not all(isinstance(r, str) for r in releases)):
@@ -90,15 +115,18 @@ def validate_vectors_options(opts: dict) -> dict:
                            "[\"mondrian:k=10\", \"generalization:k=10\"]; got "
                            f"{releases!r}")
     for r in releases:
-        name, params = parse_reference(r)
-        get_method(name).resolve(params)
+        if releases.count(r) > 1:
+            raise SdcevalError(f"release {r!r} is given twice")
+        if not Path(r).is_file():
+            spec, params = _method_of(r)
+            spec.resolve(params)
     props = opts.get("properties")
     if props is not None:
         if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
             raise SdcevalError(f"'properties' must be a list of names, got {props!r}")
         for p in props:
             get_property(p)
-    mode = opts.get("suppressed", "exclude")
+    mode = opts.get("suppressed", SUPPRESSED.default)
     if mode not in SUPPRESSED_MODES:
         raise SdcevalError(f"'suppressed' must be one of {', '.join(SUPPRESSED_MODES)}, "
                            f"got {mode!r}")
@@ -113,11 +141,23 @@ def validate_vectors_options(opts: dict) -> dict:
         if bad:
             raise SdcevalError(f"[vectors.roles] {key!r}: unknown role key {sorted(bad)[0]!r} "
                                "(qi, sensitive, numeric, label)")
-    return {"releases": releases, "properties": props, "suppressed": mode, "roles": roles}
+    decisions = {k: opts.get(k) for k in DECISIONS}
+    for k, v in decisions.items():
+        if v is not None and not isinstance(v, DECISIONS[k]):
+            raise SdcevalError(f"'{k}' must be a {_type_words(DECISIONS[k])}, got {v!r}")
+    return {"releases": releases, "properties": props, "suppressed": mode, "roles": roles,
+            "index": INDEX.parse(opts.get("index", INDEX.default)), **decisions}
 
 
-def task_vectors(data_ref, releases, properties, suppressed, roles, seed) -> dict:
-    """Apply each release's method and compare them (a pure task for the executors)."""
+def _type_words(types) -> str:
+    words = {dict: "table", list: "list", str: "string"}
+    return " or ".join(words[t] for t in (types if isinstance(types, tuple) else (types,)))
+
+
+def task_vectors(data_ref, releases, properties, suppressed, roles, seed, directions,
+                 **decisions) -> dict:
+    """Apply each release's method and compare them (a pure task for the executors);
+    ``decisions`` go to `compare_releases`."""
     base = open_ref(data_ref)
     made = {}  # label -> (its data set, its release)
     for text in releases:
@@ -125,42 +165,62 @@ def task_vectors(data_ref, releases, properties, suppressed, roles, seed) -> dic
         made[text] = (ds, resolve_release(ds, text, seed))
     if properties is None:
         properties = common_properties(made.values())
-    frames = {text: property_vectors(ds, rel, properties, suppressed=suppressed, label=text)
+    frames = {text: property_vectors(ds, rel, properties, suppressed=suppressed,
+                                     directions=directions, label=text)
               for text, (ds, rel) in made.items()}
     described = [describe_release(text, rel) for text, (_, rel) in made.items()]
-    comp = compare_releases(base, frames, suppressed=suppressed)
-    comp.settings["releases_described"] = described
-    return {"comparison": comp, "data": base.name, "n": base.n}
+    comp = compare_releases(base, frames, suppressed=suppressed, **decisions)
+    return {"comparison": comp, "described": described, "data": base.name}
 
 
 @dataclass
 class VectorsJobResult:
+    """The comparison of one job's releases, and one line describing each release."""
+
     key: str
     title: str
     data: str
     comparison: ReleaseComparison
+    described: list[str]
     files: list[Path] = field(default_factory=list)
 
+    @property
+    def headline(self) -> str:
+        return self.title
+
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "data": self.data, **self.comparison.to_dict()}
+        d = {"title": self.title, "data": self.data, **self.comparison.to_dict()}
+        d["settings"]["releases_described"] = self.described
+        return d
 
     def __str__(self) -> str:
         c = self.comparison
-        lines = list(c.settings.get("releases_described", []))
         cols = ["first", "second", "property", "relation", "share_better_first",
                 "share_better_second", "p_cov_12", "p_cov_21", "p_spr_12", "p_spr_21"]
-        lines.append(c.pairs[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        return "\n".join(lines)
+        return "\n".join([*self.described, c.pairs[cols].to_string(
+            index=False, float_format=lambda v: f"{v:.4g}")])
 
 
-def run_vectors_job(job, spec, executor, say, out: Path) -> VectorsJobResult:
+def vectors_result(job, executor, say, seed: int) -> VectorsJobResult:
+    """The releases of one job made (or read) and compared, as one task (no file
+    written)."""
     o = validate_vectors_options(job.options)
-    say(f"[{job.key}] property vectors of {len(o['releases'])} releases")
-    (res,) = executor.map(task_vectors, [dict(data_ref=job.data_ref(), seed=spec.seed, **o)])
-    result = VectorsJobResult(job.key, job.options.get("title", job.key), res["data"],
-                              res["comparison"])
+    say(f"{job.tag}property vectors of {len(o['releases'])} releases")
+    (res,) = executor.map(task_vectors, [dict(data_ref=job.data_ref(), seed=seed, **o)])
+    return VectorsJobResult(job.key, job.title, res["data"], res["comparison"],
+                            res["described"])
+
+
+@register_job_kind(
+    "vectors", section="vectors",
+    description="property vectors of releases compared record by record: quality "
+                "indices, dominance, decisions (Dewri et al. 2009; sdceval vectors)",
+    keys=("releases", "properties", "suppressed", "roles", "index", *DECISIONS),
+    validate=validate_vectors_options, params=(SUPPRESSED, INDEX))
+def run_vectors_job(job, spec, executor, say, out) -> VectorsJobResult:
+    result = vectors_result(job, executor, say, spec.seed)
     result.files.extend(write_comparison(result.comparison, out, prefix=f"{job.key}_"))
     return result
 
 
-__all__ = ["resolve_release", "write_comparison", "run_vectors_job"]
+__all__ = ["resolve_release", "vectors_result", "write_comparison", "run_vectors_job"]

@@ -72,6 +72,7 @@ import numpy as np
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import cell_loss
+from sdceval.core.registry import RegistrationError, Registry
 from sdceval.lattice import class_stats
 from sdceval.lattice.batch import ClassBatch, node_segments as _node_segments
 from sdceval.lattice.suppression import Outcome, SuppressionRule
@@ -147,6 +148,10 @@ class LatticeContext:
         return TCloseness(1.0, distance, "auto", self.sensitive_hierarchy)
 
 
+#: an objective is minimized, maximized, or (None) a count reported only
+GOALS = ("min", "max", None)
+
+
 @dataclass(frozen=True)
 class Objective:
     """One objective (module docstring table).
@@ -171,23 +176,35 @@ class Objective:
     #: alone): ``Σ_q bound[q, level_q]`` summed left to right from 0.0 in QI order
     #: (the search then needs no class table for the value)
     bound_exact: bool = False
+    #: objectives take no parameters (the typed-parameter slot of every registry entry)
+    params: tuple = ()
 
     def minimized(self, values: np.ndarray) -> np.ndarray:
         """Values in the minimized sense (negated for ``max`` objectives)."""
         return -values if self.goal == "max" else values
 
 
-OBJECTIVES: dict[str, Objective] = {}
+#: the lattice objectives by name (`register_objective`; ``sdceval list objectives``)
+OBJECTIVES: Registry = Registry("lattice objective")
 
 
-def _register(name, goal, description, needs=(), monotone=None, bound=None,
-              integer=False, bound_exact=False):
+def register_objective(name, goal, description, needs=(), monotone=None, bound=None,
+                       integer=False, bound_exact=False):
+    """Decorator: register ``fn(batch, outcome, ctx) -> (m,)`` as objective ``name``
+    (`Objective` says what each argument means); a name registered twice is refused."""
+    if goal not in GOALS:
+        raise RegistrationError(f"objective {name!r}: goal must be one of "
+                                f"{', '.join(map(str, GOALS))}, got {goal!r}")
+
     def deco(fn):
-        OBJECTIVES[name] = Objective(name, goal, fn, description, tuple(needs),
-                                     monotone or (lambda rule, models, n: False), bound,
-                                     integer, bound_exact)
+        OBJECTIVES.add(name, Objective(name, goal, fn, description, tuple(needs),
+                                       monotone or (lambda rule, models, n: False), bound,
+                                       integer, bound_exact))
         return fn
     return deco
+
+
+_register = register_objective
 
 
 def _loss_monotone(rule: SuppressionRule, models, n) -> bool:

@@ -35,6 +35,25 @@ rule.  On it:
     tie) and the pick is the lowest (height, then levels in lexicographic order).  The
     exhaustive minimum with the same tie rule is the same node (tests/test_lattice_search).
 
+Modules
+-------
+The search's parts, one concept per module:
+
+* `sdceval.lattice.problem`: `LatticeProblem`, the models and rule on a `NodeEngine`,
+  and one node's or one batch's evaluation;
+* `sdceval.lattice.exhaustive`: `evaluate_all`'s sweep of the nodes in batches (on
+  processes, `sdceval.lattice.parallel`) and its on-disk cache (`cache_dir`,
+  `cache_key`, `CACHE_ENV`, `CACHE_VERSION`);
+* `sdceval.lattice.tags`: `_Tags`, the feasible / infeasible / dominated boxes, and
+  `_nd_sum`, a per-level sum for every node;
+* this module: `evaluate_all` and the size check of both searches (`check_exhaustive`,
+  `MAX_EXHAUSTIVE_NODES`), `optimal` (`SearchResult`, `_Search`, the Flash paths, the
+  bound-order and candidate strategies, the tie walk, the message when nothing is
+  feasible).
+
+`LatticeProblem`, `cache_dir`, `cache_key`, `CACHE_ENV`, `CACHE_VERSION`, `_Tags` and
+`_nd_sum` are re-exported here.
+
 References
 ----------
 Kohlmayer, Prasser, Eckert, Kemper, Kuhn (2012). Flash: efficient, stable and optimal
@@ -46,33 +65,30 @@ generalizations in microdata anonymization. DBSec, §6–7.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from sdceval.core import threads
-from sdceval.core.errors import SdcevalError, plain
+# besides what this module uses, re-exported for the code and tests that import them from
+# here: `LatticeProblem`, `cache_dir`, `cache_key`, `CACHE_ENV`, `CACHE_VERSION`,
+# `_nd_sum`.  `MAX_EXHAUSTIVE_NODES`, `MAX_SEARCH_NODES` and `progress_bar` are read here
+# (`check_exhaustive`, `optimal`, `evaluate_all` and `_Search`), where tests patch them
+from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import atomic_write
 from sdceval.core.progress import progress_bar
-from sdceval.lattice import parallel
 from sdceval.lattice.batch import ClassBatch
-from sdceval.lattice.engine import NodeEngine
-from sdceval.lattice.objectives import (LatticeContext, available, evaluate,
-                                        get_objective, objective_names)
-from sdceval.lattice.suppression import SuppressionRule, make_rule, needs_sensitive
+from sdceval.lattice.exhaustive import (  # noqa: F401
+    CACHE_ENV, CACHE_VERSION, _sweep, cache_dir, cache_key)
+from sdceval.lattice.objectives import evaluate, get_objective, objective_names
+from sdceval.lattice.problem import LatticeProblem
+from sdceval.lattice.suppression import needs_sensitive
+from sdceval.lattice.tags import _nd_sum, _Tags
 
 #: relative tolerance under which two objective values are a tie
 TIE_RTOL = 1e-9
-#: environment variable naming the on-disk cache folder of `evaluate_all`
-CACHE_ENV = "SDCEVAL_CACHE_DIR"
-#: bump when the cached table's layout or any objective's definition changes
-CACHE_VERSION = 1
 #: largest lattice `optimal` tags (three boolean arrays of this many bytes)
 MAX_SEARCH_NODES = 50_000_000
 #: largest lattice searched in bound order (two arrays of 8 bytes per node)
@@ -82,177 +98,9 @@ BOUND_FIRST_NODES = 5_000_000
 MAX_EXHAUSTIVE_NODES = 2_000_000
 #: rough cost of one node evaluated alone, for the message when a lattice is too large
 _SECONDS_PER_NODE = (2e-4, 2e-3)
-#: nodes per batch of `evaluate_all` when the engine has no batched sweep
-_FALLBACK_BATCH = 256
-
-
-class LatticeProblem:
-    """A data set's lattice with the models to enforce and a suppression rule.
-
-    Parameters
-    ----------
-    dataset : Dataset
-        QIs with hierarchies; a sensitive column if a model or objective needs one;
-        a label column for the CM objectives.
-    models : sequence of PrivacyModel
-        `sdceval.privacy` models (empty: every node is feasible).
-    rule : str or SuppressionRule
-        ``"dewri"`` (default) or ``"arx"`` (`sdceval.lattice.suppression`).
-    limit : float
-        The rule's suppression limit: a fraction of the records if < 1, else a count.
-    engine : NodeEngine, optional
-        Reuse an engine (its cached class tables) across problems on the same data.
-    """
-
-    def __init__(self, dataset, models: Sequence = (), rule="dewri", limit: float = 0.01,
-                 engine: NodeEngine | None = None):
-        self.dataset = dataset
-        self.engine = engine if engine is not None else NodeEngine(dataset)
-        self.lattice = self.engine.lattice
-        self.ctx = LatticeContext(self.engine, dataset)
-        self.rule = rule if isinstance(rule, SuppressionRule) else make_rule(rule, limit)
-        self.models = list(models)
-        for m in self.models:
-            if needs_sensitive(m) and self.ctx.sensitive is None:
-                raise SdcevalError(
-                    f"lattice: privacy model {m.describe()} needs a sensitive attribute; "
-                    "give one column role 'sensitive'")
-        self.n = self.engine.n
-        self._sizes_only = not any(needs_sensitive(m) for m in self.models)
-        self.limit_records = self.rule.records(self.n)
-        self.feasibility_monotone = self.rule.feasibility_monotone(self.models, self.n)
-
-    def describe(self) -> str:
-        models = ", ".join(m.describe() for m in self.models) or "none"
-        return (f"models: {models}; suppression: {self.rule.name}, at most "
-                f"{self.limit_records} of {self.n} records")
-
-    # -- evaluation ----------------------------------------------------------------
-    def outcome(self, batch: ClassBatch):
-        return self.rule.apply(batch, self.models, self.ctx.table_dist, self.n)
-
-    def feasible(self, table) -> bool:
-        """One node's feasibility from its class table (the searches' check): from the
-        class sizes alone when no model reads the sensitive counts."""
-        if self._sizes_only:
-            return self.rule.feasible_sizes(table.sizes, self.models, self.n)
-        return bool(self.outcome(ClassBatch.of_tables([table])).feasible[0])
-
-    def objectives_available(self) -> list[str]:
-        return available(self.ctx, getattr(self.engine.bottom, "label_class", None)
-                         is not None)
-
-    def check_objectives(self, names: Iterable[str]) -> list[str]:
-        names = list(names)
-        ok = self.objectives_available()
-        for name in names:
-            obj = get_objective(name)  # unknown names: suggestion
-            if name not in ok:
-                what = "sensitive attribute" if "sensitive" in obj.needs else "class label"
-                role = "sensitive" if "sensitive" in obj.needs else "label"
-                raise SdcevalError(f"lattice objective {name!r} needs a {what}; give one "
-                                   f"column role {role!r}")
-        return names
-
-    def evaluate_batch(self, batch: ClassBatch, names: Sequence[str]) -> dict:
-        """Columns (one value per node of ``batch``): ``suppressed``, ``feasible``,
-        ``k`` and the named objectives."""
-        out = self.outcome(batch)
-        cols = {"suppressed": out.suppressed, "feasible": out.feasible}
-        cols.update(evaluate(batch, out, [n for n in names if n not in cols], self.ctx))
-        return cols
-
-    def evaluate_node(self, levels, names: Sequence[str] | None = None) -> dict:
-        """One node's ``suppressed``, ``feasible`` and objectives (default: all the data
-        set supports) as plain Python values."""
-        lv = self.lattice.check(levels)
-        if lv.ndim != 1:
-            raise SdcevalError("lattice: evaluate_node takes one node")
-        names = self.check_objectives(names if names is not None
-                                      else self.objectives_available())
-        batch = ClassBatch.of_tables([self.engine.classes(lv)])
-        cols = self.evaluate_batch(batch, names)
-        return {k: plain(v[0]) for k, v in cols.items()}
 
 
 # -- exhaustive ---------------------------------------------------------------------------
-def _batches(engine: NodeEngine, nodes: np.ndarray):
-    if hasattr(engine, "batches"):
-        yield from engine.batches(nodes)
-        return
-    for i in range(0, len(nodes), _FALLBACK_BATCH):
-        chunk = nodes[i:i + _FALLBACK_BATCH]
-        yield ClassBatch.of_tables([engine.classes(v) for v in chunk])
-
-
-def cache_key(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray | None) -> str:
-    """Hex digest identifying an `evaluate_all` table (module docstring)."""
-    h = hashlib.sha256()
-    e = problem.engine
-    b = e.bottom
-
-    def add(x):
-        if isinstance(x, np.ndarray):
-            h.update(str((x.dtype.str, x.shape)).encode())
-            h.update(np.ascontiguousarray(x).tobytes())
-        else:
-            h.update(repr(x).encode())
-        h.update(b"\x00")
-
-    add(CACHE_VERSION)
-    add(tuple(e.qis))
-    add(np.asarray(b.node_ids, dtype=np.int64))
-    add(b.sizes)
-    for attr in ("pair_class", "pair_value", "pair_count", "label_class", "label_value",
-                 "label_count"):
-        v = getattr(b, attr, None)
-        add(v if v is None else np.asarray(v))
-    for hier in [*e.hierarchies, problem.ctx.sensitive_hierarchy]:
-        if hier is not None:
-            add((hier.numeric, hier.height))
-            add("\x1f".join("\x1e".join(map(str, row)) for row in hier._table))
-    add(tuple(names))
-    add((problem.rule.name, float(problem.rule.limit), problem.limit_records))
-    add(tuple(m.describe() for m in problem.models))
-    add(None if nodes is None else np.asarray(nodes, dtype=np.int64))
-    return h.hexdigest()[:32]
-
-
-def _sweep(problem: LatticeProblem, names: Sequence[str], nodes: np.ndarray, progress
-           ) -> tuple[list, dict]:
-    """Every node's columns, in the engine's order: ``(levels arrays, {column: arrays})``,
-    on as many processes as the thread budget allows (`sdceval.lattice.parallel`)."""
-    procs = threads.budget()
-    if procs > 1 and len(nodes) >= parallel.MIN_PARALLEL_NODES and parallel.can_fork():
-        work = parallel.estimated_work(problem.engine, nodes)
-        boxes = parallel.split_nodes(nodes, work, procs * parallel.BOXES_PER_PROCESS)
-        # the largest first: each process starts with one, the rest go to the free one
-        boxes.sort(key=lambda g: -work[g].sum())
-        parts = [nodes[g] for g in boxes]
-        if len(parts) > 1:
-            done, cols = [], {}
-            for d_part, c_part in parallel.run(
-                    lambda part, report: _sweep_one(problem, names, part, report),
-                    parts, progress, processes=procs):
-                done += d_part
-                for k, v in c_part.items():
-                    cols.setdefault(k, []).extend(v)
-            return done, cols
-    return _sweep_one(problem, names, nodes, progress)
-
-
-def _sweep_one(problem, names, nodes, progress) -> tuple[list, dict]:
-    cols: dict[str, list] = {}
-    done = []
-    for batch in _batches(problem.engine, nodes):
-        part = problem.evaluate_batch(batch, names)
-        done.append(np.array(batch.levels))
-        for k, v in part.items():
-            cols.setdefault(k, []).append(np.array(v))
-        progress(batch.n_nodes)
-    return done, cols
-
-
 def check_exhaustive(lat, count: int, what: str) -> None:
     """A `SdcevalError` with the size, a time estimate and the ways out when ``count``
     nodes are more than `MAX_EXHAUSTIVE_NODES`."""
@@ -267,11 +115,6 @@ def check_exhaustive(lat, count: int, what: str) -> None:
         "fewer quasi-identifiers, the optimal search with monotone privacy models "
         "(k-anonymity, distinct ℓ-diversity) which evaluates few nodes, or a method "
         "without a lattice (mondrian)")
-
-
-def cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV, "").strip()
-    return Path(env) if env else Path.home() / ".cache" / "sdceval" / "lattice"
 
 
 def evaluate_all(problem: LatticeProblem, objectives: Sequence[str] | None = None,
@@ -381,43 +224,6 @@ class SearchResult:
                 "checked": self.checked, "feasible_found": self.feasible_found,
                 "lattice_size": self.lattice_size, "seconds": self.seconds,
                 "strategy": self.strategy, "evaluation": self.evaluation}
-
-
-class _Tags:
-    """Known-feasible / known-infeasible / dominated nodes as d-dimensional boolean
-    arrays; the nodes above (below) a node are one box, set by slicing."""
-
-    def __init__(self, radices):
-        shape = tuple(int(r) for r in radices)
-        self.feas = np.zeros(shape, dtype=bool)
-        self.infeas = np.zeros(shape, dtype=bool)
-        self.dom = np.zeros(shape, dtype=bool)
-        self.feas_flat = self.feas.reshape(-1)
-        self.infeas_flat = self.infeas.reshape(-1)
-        self.dom_flat = self.dom.reshape(-1)
-
-    def up(self, arr, levels):
-        arr[tuple(slice(int(v), None) for v in levels)] = True
-
-    def down(self, arr, levels):
-        arr[tuple(slice(0, int(v) + 1) for v in levels)] = True
-
-    def down_from(self, arr, levels, start):
-        """`down`, restricted to the nodes whose id is at least that of ``start``
-        (lexicographically ≥ its levels): the box split into one slab per QI — equal
-        to ``start`` on the QIs before it, above it on this one — so a scan that has
-        tagged everything below ``start`` writes only what it will still read."""
-        prefix = ()
-        d = len(levels)
-        for i in range(d):
-            v, p = int(levels[i]), int(start[i])
-            if p > v:
-                return
-            if v > p:
-                arr[prefix + (slice(p + 1, v + 1),)
-                    + tuple(slice(0, int(levels[j]) + 1) for j in range(i + 1, d))] = True
-            prefix += (p,)
-        arr[prefix] = True
 
 
 class _Search:
@@ -542,17 +348,6 @@ def optimal(problem: LatticeProblem, objective: str = "glm",
                   "bound": bound is not None, "rule": problem.rule.name,
                   "limit_records": problem.limit_records},
         evaluation=s.evaluation(pick))
-
-
-def _nd_sum(lat, terms, dtype=np.float64) -> np.ndarray:
-    """``Σ_q terms[q][level_q]`` for every node, flat in id order: a d-dimensional sum
-    of broadcast vectors (no levels array of the lattice's size)."""
-    total = np.zeros((1,) * lat.n_qis, dtype=dtype)
-    for q, r in enumerate(lat.radices.tolist()):
-        shape = [1] * lat.n_qis
-        shape[q] = r
-        total = total + np.asarray(terms[q][:r], dtype=dtype).reshape(shape)
-    return total.reshape(-1)
 
 
 def _bound_first(s: _Search, tags: _Tags, mono_F: bool, bound) -> None:

@@ -20,9 +20,17 @@ objectives (`sdceval.lattice.objectives`) charge them accordingly.
     violates some model is suppressed (an *outlier*), and the node is feasible when the
     suppressed records number at most ``⌊s·N⌋``.  Without models nothing is suppressed.
 
-``limit`` (η or s) is a fraction of the N records if < 1, else a record count (so ``1``
-means one record; `limit_records`); both rules compare integer record counts with
-``⌊limit⌋`` (for Dewri's rule ``R > η`` and ``R > ⌊η⌋`` coincide on integer counts).
+The suppression limit is one concept with one name in every layer, ``max_suppression``
+(η or s; the CLI's ``--max-suppression``, experiment files' ``max_suppression``, the
+``generalization`` method's parameter, `LatticeProblem`'s argument, a rule's attribute),
+declared once in `sdceval.core.suppression` (light, so that the command line reads it
+without loading the lattice): `MAX_SUPPRESSION`, of type `SuppressionLimit` — a fraction of the N
+records if < 1, else a whole record count (so ``1`` means one record); default
+`DEFAULT_MAX_SUPPRESSION` (1 %, Dewri et al.'s η).  ``eta`` names only its value in
+records (`limit_records`).  Both rules compare integer record counts with ``⌊η⌋`` (for
+Dewri's rule ``R > η`` and ``R > ⌊η⌋`` coincide on integer counts).  The rules are a
+registry (`RULES`, `register_rule`); the rule parameter (`SUPPRESSION_RULE`, default
+`DEFAULT_RULE`) reads its choices from it.
 
 Monotonicity (what the optimal search may prune with, `sdceval.lattice.search`): under
 ``arx`` feasibility is monotone under generalization when every model is
@@ -32,38 +40,39 @@ class satisfies every model", monotone when every model is ``monotone_generaliza
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.registry import Param, ParamType, RegistrationError, Registry
+from sdceval.core.suppression import (DEFAULT_MAX_SUPPRESSION, DEFAULT_RULE,  # noqa: F401
+                                      MAX_SUPPRESSION, limit_records)
 from sdceval.lattice.batch import ClassBatch
 
-RULES = ("dewri", "arx")
+#: the suppression rules by name (`register_rule`)
+RULES: Registry = Registry("suppression rule")
 #: largest nodes × (η + 1) histogram of Dewri's rule on a batch (else one sort)
 _HISTOGRAM_CELLS = 1 << 24
 
 
-def limit_records(limit: float, n: int, parameter: str = "max_suppression") -> int:
-    """The suppression limit as a whole number of records: ``⌊limit·n⌋`` for a fraction
-    (< 1), ``limit`` itself for a count (≥ 1, a whole number)."""
-    try:
-        x = float(limit)
-    except (TypeError, ValueError):
-        raise SdcevalError(f"{parameter} must be a number, got {limit!r}") from None
-    if not math.isfinite(x) or x < 0:
-        raise SdcevalError(f"{parameter} must be >= 0 (a fraction of the records if < 1, "
-                           f"else a record count), got {limit!r}")
-    if x < 1:
-        # floor with a guard for decimal fractions: 0.04 * 30162 = 1206.48 -> 1206
-        return int(math.floor(x * n + 1e-9))
-    if not x.is_integer():
-        raise SdcevalError(
-            f"{parameter}={limit!r} is >= 1, so it is a number of records and must be a "
-            "whole number (fractions are < 1, e.g. 0.01 for 1 %)")
-    return int(x)
+class RuleName(ParamType):
+    """A suppression rule's name, checked against `RULES` when parsed (so a rule
+    registered later is accepted)."""
+
+    name = "suppression rule"
+
+    def parse(self, raw, where: str) -> str:
+        RULES.get_spec(str(raw))
+        return str(raw)
+
+
+def suppression_options(opts: dict) -> tuple[str, float]:
+    """``(rule, max_suppression)`` of an options mapping (an experiment job, the CLI's
+    options), checked by their one declaration, with their one default each."""
+    rule = SUPPRESSION_RULE.parse(opts.get("rule", DEFAULT_RULE))
+    limit = opts.get("max_suppression", DEFAULT_MAX_SUPPRESSION)
+    return rule, MAX_SUPPRESSION.type.parse(limit, "max_suppression")
 
 
 @dataclass(frozen=True)
@@ -132,16 +141,20 @@ def dewri_threshold(sizes: np.ndarray, eta: float) -> int:
 
 
 class SuppressionRule:
-    """Interface (module docstring).  ``limit`` as in `limit_records`."""
+    """Interface (module docstring).  ``max_suppression`` as in `limit_records`.
+    Subclasses declare ``name`` and ``description`` and register with `register_rule`."""
 
     name = ""
+    description = ""
+    #: the rule's parameters (the limit; declared once, `MAX_SUPPRESSION`)
+    params = (MAX_SUPPRESSION,)
 
-    def __init__(self, limit: float = 0.0):
-        limit_records(limit, 1)  # validates
-        self.limit = limit
+    def __init__(self, max_suppression: float = 0.0):
+        limit_records(max_suppression, 1)  # validates
+        self.max_suppression = max_suppression
 
     def records(self, n: int) -> int:
-        return limit_records(self.limit, n)
+        return limit_records(self.max_suppression, n)
 
     def apply(self, batch: ClassBatch, models: Sequence, table_dist, n: int) -> Outcome:
         raise NotImplementedError
@@ -166,10 +179,10 @@ class SuppressionRule:
         return self.records(n) > 0
 
     def describe(self) -> str:
-        return f"{self.name} (limit {self.limit:g})"
+        return f"{self.name} (limit {self.max_suppression:g})"
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(limit={self.limit!r})"
+        return f"{type(self).__name__}(max_suppression={self.max_suppression!r})"
 
 
 def _dropped(batch: ClassBatch, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -186,10 +199,20 @@ def _kept_min(batch: ClassBatch, kept: np.ndarray, n: int) -> np.ndarray:
     return np.where(np.isfinite(k), k, n).astype(np.int64)
 
 
+def register_rule(cls):
+    """Class decorator: add a `SuppressionRule` subclass to `RULES` under ``cls.name``."""
+    if not (isinstance(cls, type) and issubclass(cls, SuppressionRule)):
+        raise RegistrationError(f"register_rule({cls!r}): not a SuppressionRule subclass")
+    return RULES.add(cls.__dict__.get("name", ""), cls)
+
+
+@register_rule
 class DewriRule(SuppressionRule):
     """Dewri et al. 2010 §6 (module docstring)."""
 
     name = "dewri"
+    description = ("suppress the classes E_1..E_j for the smallest j with "
+                   "|E_1|+...+|E_{j+1}| > η (Dewri et al. 2010 §6)")
 
     def apply(self, batch, models, table_dist, n):
         eta = self.records(n)
@@ -265,10 +288,13 @@ class DewriRule(SuppressionRule):
         return all(getattr(m, "name", "") == "k" for m in models)
 
 
+@register_rule
 class ArxRule(SuppressionRule):
     """ARX's rule (module docstring)."""
 
     name = "arx"
+    description = ("suppress every class violating a privacy model, feasible when at "
+                   "most the limit (ARX)")
 
     def apply(self, batch, models, table_dist, n):
         sat = class_satisfied(batch, models, table_dist)
@@ -285,12 +311,15 @@ class ArxRule(SuppressionRule):
         return all(getattr(m, flag, False) for m in models)
 
 
-_RULES = {"dewri": DewriRule, "arx": ArxRule}
+def make_rule(name: str, max_suppression: float = 0.0) -> SuppressionRule:
+    """A suppression rule of `RULES` by name (``dewri``, ``arx``) with its limit."""
+    return RULES.get_spec(name)(max_suppression)
 
 
-def make_rule(name: str, limit: float = 0.0) -> SuppressionRule:
-    """A suppression rule by name (``dewri`` or ``arx``) with its limit."""
-    if name not in _RULES:
-        raise SdcevalError(f"unknown suppression rule {name!r}.{suggest(str(name), RULES)} "
-                           f"Rules: {', '.join(RULES)}")
-    return _RULES[name](limit)
+#: the rule parameter (declared after the built-in rules registered, so that its
+#: default is checked against them)
+SUPPRESSION_RULE = Param(
+    "suppression_rule", RuleName(), DEFAULT_RULE,
+    description="dewri: suppress the classes E_1..E_j for the smallest j with "
+                "|E_1|+...+|E_{j+1}| > limit (Dewri et al. 2010 §6); arx: suppress every "
+                "class violating the models, at most the limit")

@@ -25,8 +25,16 @@ excluded from the value by default, so that an η-suppressed release reads as th
 class too.  ``per_record`` always holds every record's class level.
 If the threshold parameter (``k``, ``l``, ``t``, ``delta``, ``c``) is given, ``details``
 reports ``satisfies`` and the number of violating classes and records.
+
+The checks are generated from the privacy-model registry (issue 18): one measure per
+registered model, named by the model's ``check_name``, whose parameters are the model's
+own (the threshold optional), so a model registered later — in a user's own module —
+is a check in ``evaluate`` with no change here.
 """
 from __future__ import annotations
+
+import inspect
+from dataclasses import replace
 
 import numpy as np
 
@@ -75,80 +83,66 @@ def _check(dataset, release, model: privacy.PrivacyModel, who: str,
     return Measurement(who, value, per_record.astype(np.float64), details=details)
 
 
-@register_measure(
-    "k_anonymity", category="privacy", direction="higher_is_better", kinds=_KINDS,
-    needs=("classes",),
-    params=[Param("k", int, None, low=1, description="if given, report whether every "
-                                                     "class has >= k records"), _SUPP],
-    description="k-anonymity achieved: the smallest equivalence class / bucket size")
-def k_anonymity(dataset, release, *, k=None, include_suppressed=False) -> Measurement:
-    model = privacy.KAnonymity(1 if k is None else k)
-    return _check(dataset, release, model, "k_anonymity", include_suppressed, k is not None)
+def _check_params(cls) -> list[Param]:
+    """The check's parameters: the model's, its threshold optional ("if given, report
+    whether every class satisfies it"), a required non-threshold parameter defaulting
+    to ``check_defaults``; then ``include_suppressed``."""
+    out = []
+    for i, p in enumerate(cls.params):
+        if i == 0:
+            # a check of any level, even beyond the records: "n" bounds only enforcement
+            out.append(replace(p, default=None, grid=(), scale="linear", protection=None,
+                               high=None if p.high == "n" else p.high,
+                               description=f"if given, report whether every class "
+                                           f"satisfies {p.name} ({p.description})"))
+        elif p.default is None:
+            out.append(replace(p, default=cls.check_defaults.get(p.name)))
+        else:
+            out.append(p)
+    return out + [_SUPP]
 
 
-@register_measure(
-    "l_diversity", category="privacy", direction="higher_is_better", kinds=_KINDS,
-    needs=("classes", "sensitive"),
-    params=[Param("variant", str, "probabilistic", choices=privacy.L_VARIANTS,
-                  description="probabilistic (n / max count, Li & Li), distinct "
-                              "(number of values) or entropy (exp of the entropy)"),
-            Param("l", float, None, low=1.0, description="if given, report whether every "
-                                                         "class reaches ℓ"), _SUPP],
-    description="ℓ-diversity achieved: the smallest ℓ over classes")
-def l_diversity(dataset, release, *, variant="probabilistic", l=None,  # noqa: E741
-                include_suppressed=False) -> Measurement:
-    model = privacy.LDiversity(1.0 if l is None else l, variant)
-    return _check(dataset, release, model, "l_diversity", include_suppressed, l is not None)
+def _placeholder(cls) -> dict:
+    """Threshold for building a model whose per-class ``value`` is all the check reads
+    (a model's value does not depend on its threshold; the contract suite checks it)."""
+    p = cls.params[0]
+    return {p.name: cls.example.get(p.name, p.low if p.low is not None else 1)}
 
 
-@register_measure(
-    "t_closeness", category="privacy", direction="lower_is_better", kinds=_KINDS,
-    needs=("classes", "sensitive"),
-    params=[Param("distance", str, "emd", choices=privacy.DISTANCES,
-                  description="emd (Li, Li & Venkatasubramanian) or js (Jensen–Shannon, "
-                              "natural log, Li & Li)"),
-            Param("ground", str, "auto", choices=privacy.GROUNDS,
-                  description="EMD ground distance; auto = ordered for a numeric "
-                              "sensitive attribute, else its hierarchy"),
-            Param("t", float, None, low=0.0, low_inclusive=False,
-                  description="if given, report whether every class is within t"), _SUPP],
-    description="t-closeness achieved: the largest distance between a class's sensitive "
-                "distribution and the table's")
-def t_closeness(dataset, release, *, distance="emd", ground="auto", t=None,
-                include_suppressed=False) -> Measurement:
-    h = dataset.hierarchy(dataset.schema.sensitive)
-    model = privacy.TCloseness(1.0 if t is None else t, distance, ground, h)
-    return _check(dataset, release, model, "t_closeness", include_suppressed, t is not None)
+def _make_check(name: str, cls) -> None:
+    params = _check_params(cls)
+    threshold = cls.parameter
+
+    def check(dataset, release, **kwargs) -> Measurement:
+        given = kwargs.pop(threshold)
+        include_suppressed = kwargs.pop("include_suppressed")
+        sens = dataset.schema.sensitive
+        hierarchy = dataset.hierarchy(sens) if cls.uses_hierarchy and sens else None
+        model = privacy.make_model(
+            name, hierarchy=hierarchy, **kwargs,
+            **({threshold: given} if given is not None else _placeholder(cls)))
+        return _check(dataset, release, model, cls.check_name, include_suppressed,
+                      given is not None)
+
+    check.__name__ = check.__qualname__ = cls.check_name
+    check.__module__ = cls.__module__
+    check.__doc__ = (f"{cls.title or name} achieved by a release: per class the model's "
+                     f"value (`{cls.__module__}.{cls.__name__}.value`), per record its "
+                     "class's (module docstring).")
+    check.__signature__ = inspect.Signature(
+        [inspect.Parameter("dataset", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("release", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+           for p in params])
+    worst = "smallest" if cls.larger_is_safer else "largest"
+    register_measure(
+        cls.check_name, category="privacy",
+        direction="higher_is_better" if cls.larger_is_safer else "lower_is_better",
+        kinds=_KINDS, needs=("classes",) + (("sensitive",) if cls.needs_sensitive else ()),
+        params=params,
+        description=f"{cls.title or name} achieved: the {worst} {threshold} over classes "
+                    f"(privacy model {name!r})")(check)
 
 
-@register_measure(
-    "delta_disclosure", category="privacy", direction="lower_is_better", kinds=_KINDS,
-    needs=("classes", "sensitive"),
-    params=[Param("delta", float, None, low=0.0, low_inclusive=False,
-                  description="if given, report whether every class is within δ"), _SUPP],
-    description="δ-disclosure achieved: the largest |ln(P_class(s)/Q(s))| over classes "
-                "and values (infinite if a class lacks a value of the table)")
-def delta_disclosure(dataset, release, *, delta=None, include_suppressed=False
-                     ) -> Measurement:
-    model = privacy.DeltaDisclosure(1.0 if delta is None else delta)
-    return _check(dataset, release, model, "delta_disclosure", include_suppressed,
-                  delta is not None)
-
-
-@register_measure(
-    "recursive_cl_diversity", category="privacy", direction="lower_is_better", kinds=_KINDS,
-    needs=("classes", "sensitive"),
-    params=[Param("l", int, 2, low=2,
-                  description="ℓ: the tail r_ℓ + ... + r_m of each class's sorted "
-                              "sensitive counts"),
-            Param("c", float, None, low=0.0, low_inclusive=False,
-                  description="if given, report whether every class satisfies "
-                              "r_1 < c (r_ℓ + ... + r_m)"), _SUPP],
-    description="recursive (c,ℓ)-diversity achieved: the largest r_1 / (r_ℓ + ... + r_m) "
-                "over classes (a class satisfies (c,ℓ) iff its value < c; infinite if a "
-                "class has fewer than ℓ sensitive values)")
-def recursive_cl_diversity(dataset, release, *, l=2, c=None,  # noqa: E741
-                           include_suppressed=False) -> Measurement:
-    model = privacy.RecursiveCLDiversity(1.0 if c is None else c, l)
-    return _check(dataset, release, model, "recursive_cl_diversity", include_suppressed,
-                  c is not None)
+# one check per registered privacy model, including models registered later
+privacy.MODELS.watch(_make_check)

@@ -33,10 +33,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from sdceval import privacy
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
 from sdceval.core.release import Release, publishable_columns
-from sdceval.methods.mondrian import _PARAMS, achieved, build_models, partition
+from sdceval.methods.mondrian import MODELS_PARAM, achieved, partition
 
 BUCKET_COLUMN = "bucket"
 
@@ -77,20 +78,17 @@ def _need_sensitive(dataset, who):
 
 
 @register_method(
-    "bucketization", family="bucketization", random=True, params=_PARAMS,
+    "bucketization", family="bucketization", random=True, params=[MODELS_PARAM],
     description="Mondrian buckets (same privacy models as 'mondrian'), QIs published "
                 "exactly, sensitive values permuted within each bucket (Li & Li)")
-def bucketization(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # noqa: E741
-                  delta, c) -> Release:
+def bucketization(dataset, *, seed, models) -> Release:
     """Bucketization over Mondrian's partition (see the module docstring).
 
     The buckets are exactly `mondrian`'s equivalence classes for the same parameters;
     only the publication differs.
     """
     _need_sensitive(dataset, "bucketization")
-    models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
-                          distance=distance, ground=ground, delta=delta, c=c,
-                          owner="bucketization")
+    models = privacy.bind_models(dataset, models, "bucketization")
     part = partition(dataset, models, who="bucketization")
     for w in part.warnings:
         warnings.warn(w, stacklevel=3)

@@ -29,8 +29,9 @@ Decisions where the paper is silent:
   privacy model is suppressed, allowed when they are at most ``⌊limit⌋`` records
   (`sdceval.lattice.suppression`).
 
-Choosing the node (issue 7).  Given a privacy model instead of ``levels`` (``k=...``, or
-``model`` = l, t, delta or cl with its threshold, as for ``mondrian``), the method
+Choosing the node (issue 7).  Given privacy models instead of ``levels`` (``models``, a
+list as for ``mondrian``: ``("k=5",)``, ``("l=3,variant=distinct", "k=5")``, or the
+shorthands ``k=5``, ``model="l", l=3``; `sdceval.privacy.model_list`), the method
 publishes the *optimal* node: among the nodes whose kept classes all satisfy the model
 within the suppression limit, the one with the lowest ``metric`` (default ``glm``,
 Iyengar's loss with suppressed records losing 1 per QI; any optimizable objective of
@@ -71,8 +72,10 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.registry import Param, register_method
 from sdceval.core.release import Release
+from sdceval import privacy
+from sdceval.lattice.suppression import (DEFAULT_MAX_SUPPRESSION, DEFAULT_RULE,
+                                         MAX_SUPPRESSION, SUPPRESSION_RULE)
 from sdceval.lattice.suppression import dewri_threshold as suppression_threshold
-from sdceval.methods.mondrian import build_models, privacy_params
 
 # -- lattice -------------------------------------------------------------------------
 def qi_heights(dataset) -> dict[str, int]:
@@ -193,13 +196,14 @@ class Node:
         return int(self.suppressed.sum())
 
 
-def evaluate_node(dataset, levels: Sequence[int], max_suppression: float = 0.01,
+def evaluate_node(dataset, levels: Sequence[int],
+                  max_suppression: float = DEFAULT_MAX_SUPPRESSION,
                   cells: bool = True) -> Node:
     """Apply a lattice node and Dewri et al.'s suppression rule (module docstring):
     `rule_node` with ``rule="dewri"``.  ``levels`` must be valid (see `parse_levels`);
     ``cells=False`` skips the cells (the class structure alone is enough for
     k-anonymity and the discernibility metric)."""
-    return rule_node(dataset, levels, "dewri", max_suppression, cells=cells)
+    return rule_node(dataset, levels, DEFAULT_RULE, max_suppression, cells=cells)
 
 
 def _published_frame(dataset, node: Node) -> pd.DataFrame:
@@ -233,8 +237,8 @@ def node_release(dataset, node: Node) -> Release:
 
 
 # -- a node under any rule, and the optimal node ----------------------------------------------
-def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
-              max_suppression: float = 0.01, models: Sequence = (),
+def rule_node(dataset, levels: Sequence[int], rule: str = DEFAULT_RULE,
+              max_suppression: float = DEFAULT_MAX_SUPPRESSION, models: Sequence = (),
               engine=None, cells: bool = True) -> Node:
     """A lattice node under a suppression rule of `sdceval.lattice.suppression` (Dewri
     et al.'s, or ARX's: every class violating a model is suppressed), from the node
@@ -272,15 +276,15 @@ def rule_node(dataset, levels: Sequence[int], rule: str = "dewri",
                 float(rule_obj.records(dataset.n)))
 
 
-def search_node(dataset, models: Sequence, rule: str = "dewri",
-                max_suppression: float = 0.01, metric: str = "glm",
+def search_node(dataset, models: Sequence, rule: str = DEFAULT_RULE,
+                max_suppression: float = DEFAULT_MAX_SUPPRESSION, metric: str = "glm",
                 progress: bool | None = None, engine=None):
     """The optimal node (`sdceval.lattice.search.optimal`): the feasible node with the
     best ``metric`` under ``models`` and the suppression rule.  Returns
     ``(levels, SearchResult)``.  ``engine``: a `NodeEngine` of ``dataset`` to reuse."""
     from sdceval.lattice.search import LatticeProblem, optimal
 
-    problem = LatticeProblem(dataset, models, rule=rule, limit=max_suppression,
+    problem = LatticeProblem(dataset, models, rule=rule, max_suppression=max_suppression,
                              engine=engine)
     result = optimal(problem, metric, progress=progress)
     return result.levels, result
@@ -299,14 +303,12 @@ def _metric_choices() -> tuple[str, ...]:
               description="lattice node: one hierarchy level per QI in schema order "
                           "('1,2,0,1,0,1') or named ('age=2,education=1', others 0); "
                           "default all zeros (only suppression acts); not with a model"),
-        *privacy_params(model="k", k=None),
-        Param("max_suppression", float, 0.01, low=0.0, unit="fraction or records",
-              description="suppression limit: a fraction of the records if < 1, else a "
-                          "record count"),
-        Param("suppression_rule", str, "dewri", choices=("dewri", "arx"),
-              description="dewri: suppress the classes E_1..E_j for the smallest j with "
-                          "|E_1|+...+|E_{j+1}| > limit (Dewri et al. 2010 §6); arx: "
-                          "suppress every class violating the model, at most the limit"),
+        privacy.models_param((), "privacy models the published node satisfies (text "
+                             "such as 'k=5', 'l=3,variant=distinct', or model objects; "
+                             "shorthands k=5, model=l l=4, ...): the optimal node is "
+                             "searched; not with levels"),
+        MAX_SUPPRESSION,
+        SUPPRESSION_RULE,
         Param("metric", str, "glm", choices=_metric_choices(),
               description="with a model: the objective the chosen node optimizes "
                           "(sdceval.lattice.objectives; glm = Iyengar's loss, "
@@ -315,8 +317,7 @@ def _metric_choices() -> tuple[str, ...]:
     description="full-domain generalization to a lattice node (one hierarchy level per "
                 "QI) with bounded suppression; or the optimal node (lowest metric) under "
                 "a privacy model (k, l, t, delta, cl)")
-def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa: E741
-                   distance, ground, delta, c, max_suppression, suppression_rule,
+def generalization(dataset, *, seed, levels, models, max_suppression, suppression_rule,
                    metric) -> Release:
     """Full-domain generalization (see the module docstring).
 
@@ -327,12 +328,14 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
         Unused (the method is deterministic); accepted for the common interface.
     levels : str or None
         The lattice node (`parse_levels`); exclusive with a privacy model.
-    model, k, l, l_variant, t, distance, ground, delta, c
-        The privacy model, as for ``mondrian`` (`sdceval.methods.mondrian.
-        build_models`); a search runs when ``k`` is given or ``model`` is not "k".
+    models : tuple of str
+        Privacy models (`sdceval.privacy.model_list`); when given, the optimal node
+        under them is searched.
     max_suppression : float
-        The limit: a fraction (< 1) or a count (≥ 1) of records.
-    suppression_rule : {"dewri", "arx"}
+        The limit (`sdceval.lattice.suppression.MAX_SUPPRESSION`): a fraction (< 1) or
+        a count (≥ 1) of records.
+    suppression_rule : str
+        A rule of `sdceval.lattice.suppression.RULES` (``dewri``, ``arx``).
     metric : str
         Objective of the search (`sdceval.lattice.objectives`).
 
@@ -345,7 +348,7 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
         ``k`` (smallest kept class), ``j`` (= k − 1), ``rule``; after a search also
         ``search`` (metric, value, ties, nodes checked, seconds, models).
     """
-    wants_search = k is not None or model != "k"
+    wants_search = bool(models)
     if wants_search and levels not in (None, ""):
         raise SdcevalError(
             "generalization: give either levels (a lattice node) or a privacy model "
@@ -353,14 +356,11 @@ def generalization(dataset, *, seed, levels, model, k, l, l_variant, t,  # noqa:
             "node, not both")
     from sdceval.lattice import NodeEngine
 
-    models: list = []
     search = None
     qi_heights(dataset)  # a data set without QIs: the method's own message
     engine = NodeEngine(dataset)
+    models = privacy.bind_models(dataset, models, "generalization")
     if wants_search:
-        models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
-                              distance=distance, ground=ground, delta=delta, c=c,
-                              owner="generalization")
         node_levels, result = search_node(dataset, models, suppression_rule,
                                           max_suppression, metric, engine=engine)
         search = {"metric": metric, "value": result.value,

@@ -26,13 +26,12 @@ the range is exactly a node, else ``[a-b]``), categorical the node.
 The partitioning is deterministic (no random choice anywhere); `seed` is accepted for the
 common method interface.  `partition` is shared with `sdceval.methods.bucketization`.
 
-Privacy parameters: ``model`` selects the model (`sdceval.privacy.model_names`: k, l, t,
-delta, cl) and its threshold parameter (k, l, t, delta; c and l for recursive
-(c,ℓ)-diversity ``cl``); the models are built by the privacy-model registry
-(`sdceval.privacy.make_model`).  For ℓ/t/δ/(c,ℓ), ``k`` is an *additional* minimum class
-size, enforced only when given
-(Li & Li used none); for ``model="k"`` it defaults to 10.  A threshold of another model
-set to a non-default value (``model="k", t=0.2``) is an error, not silently ignored.
+Privacy models: ``models``, a list of privacy models of the registry
+(`sdceval.privacy`: k, l, t, delta, cl and any model registered later), given as text
+(``"l=4,variant=distinct"``) or objects (`sdceval.privacy.model_list`); every part of
+an allowed cut satisfies all of them.  Default: k-anonymity with k = 10.  The older
+spellings ``k=10`` and ``model="l", l=4`` (plus ``k`` as an extra minimum class size)
+are shorthands read by `sdceval.privacy.model_list.from_shorthand`.
 
 If no cut of the whole table is allowed, the release is the table as one class, with a
 note in ``Release.info["warnings"]`` and a `UserWarning`: this is how infeasible t and δ
@@ -61,114 +60,12 @@ import pandas as pd
 
 from sdceval import privacy
 from sdceval.core.errors import SdcevalError
-from sdceval.core.registry import Param, register_method
+from sdceval.core.registry import register_method
 from sdceval.core.release import Release
 
-#: k of model="k" when not given (``k`` defaults to None so that for ℓ/t/δ a minimum
-#: class size is enforced only when the user asks for one)
-DEFAULT_K = 10
-
-
-def privacy_params(model: str = "k", k: int | None = None, l: float = 4.0,  # noqa: E741
-                   l_variant: str = "probabilistic", t: float = 0.15,
-                   distance: str = "emd", ground: str = "auto", delta: float = 1.5,
-                   c: float = 3.0) -> tuple[Param, ...]:
-    """The privacy parameters shared by Mondrian and bucketization (one definition).
-
-    The model choices and the thresholds' grids come from the privacy-model registry
-    (`sdceval.privacy.model_names`, each model's `default_grid`)."""
-    when = (lambda m: (("model", m),))
-    grid = (lambda m: privacy.model_class(m).default_grid())
-    return (
-        Param("model", str, model, choices=privacy.model_names(),
-              description="privacy model: k-anonymity, ℓ-diversity, t-closeness, "
-                          "δ-disclosure or recursive (c,ℓ)-diversity 'cl' (its threshold "
-                          "is the parameter of the same name; c and l for 'cl')"),
-        Param("k", int, k, low=2, high="n", protection="increasing", when=when("k"),
-              grid=grid("k"), scale="log", unit="records",
-              description=f"model='k': minimum class size (default {DEFAULT_K}); other "
-                          "models: an extra minimum class size, enforced only if given"),
-        Param("l", float, l, low=1.0, protection="increasing", when=when("l"),
-              grid=grid("l"),
-              description="model='l': ℓ of ℓ-diversity (real; probabilistic: every "
-                          "sensitive value has frequency <= 1/ℓ in its class); "
-                          "model='cl': ℓ of recursive (c,ℓ)-diversity (an integer >= 2)"),
-        Param("l_variant", str, l_variant, choices=privacy.L_VARIANTS,
-              description="model='l': probabilistic (Li & Li), distinct or entropy"),
-        Param("t", float, t, low=0.0, low_inclusive=False, protection="decreasing",
-              when=when("t"), grid=grid("t"),
-              description="model='t': maximum distance between a class's sensitive "
-                          "distribution and the table's"),
-        Param("distance", str, distance, choices=privacy.DISTANCES,
-              description="model='t': emd (Li, Li & Venkatasubramanian) or js "
-                          "(Jensen–Shannon, natural log, as Li & Li)"),
-        Param("ground", str, ground, choices=privacy.GROUNDS,
-              description="model='t', distance='emd': ground distance; auto = ordered for "
-                          "a numeric sensitive attribute, else its hierarchy (equal "
-                          "distance for a flat one)"),
-        Param("delta", float, delta, low=0.0, low_inclusive=False, protection="decreasing",
-              when=when("delta"), grid=grid("delta"),
-              description="model='delta': bound on max_s |ln(p_class(s) / p_table(s))|"),
-        Param("c", float, c, low=0.0, low_inclusive=False, protection="decreasing",
-              when=when("cl"), grid=grid("cl"),
-              description="model='cl': recursive (c,ℓ)-diversity: in every class the most "
-                          "frequent sensitive value has fewer than c times the records "
-                          "of the ℓ-th, (ℓ+1)-th, ... most frequent values together"),
-    )
-
-
-_PARAMS = privacy_params()
-_DEFAULTS = {p.name: p.default for p in _PARAMS}
-#: Mondrian's name of a model parameter, where it differs from the model's own
-_ARG = {"variant": "l_variant"}
-
-
-def _models_of() -> dict[str, tuple[str, ...]]:
-    """Method parameter -> the models (of the registry) that take it; ``k`` is every
-    model's extra minimum class size, so it is not listed."""
-    out: dict[str, tuple[str, ...]] = {}
-    for m in privacy.model_names():
-        for p in privacy.model_class(m).params:
-            name = _ARG.get(p.name, p.name)
-            if name != "k" and name in _DEFAULTS:
-                out[name] = out.get(name, ()) + (m,)
-    return out
-
-
-def build_models(dataset, *, model, k, l, l_variant, t, distance, ground, delta,  # noqa: E741
-                 c, owner: str = "mondrian") -> list[privacy.PrivacyModel]:
-    """The privacy model(s) a parameter set asks for, built by the privacy-model
-    registry (`sdceval.privacy.make_model`), with checks that name the parameter: a
-    parameter of another model, set to a non-default value, is an error rather than
-    silently ignored."""
-    given = dict(l=l, l_variant=l_variant, t=t, distance=distance, ground=ground,
-                 delta=delta, c=c)
-    for name, ms in _models_of().items():
-        if model not in ms and given[name] != _DEFAULTS[name]:
-            only = " or ".join(f"model={m!r}" for m in ms)
-            raise SdcevalError(
-                f"{owner}: parameter {name!r} applies to {only} only, but "
-                f"model={model!r}; set {only} or drop {name!r}")
-    if model == "t" and distance == "js" and ground != "auto":
-        raise SdcevalError(f"{owner}: ground={ground!r} applies to distance='emd' only")
-    cls = privacy.model_class(model)
-    sens = dataset.schema.sensitive
-    if cls.needs_sensitive and sens is None:
-        raise SdcevalError(
-            f"{owner}: model={model!r} needs a sensitive attribute, but data set "
-            f"{dataset.name!r} has none; give one (e.g. --sensitive occupation)")
-    if model == "k":
-        return [privacy.KAnonymity(DEFAULT_K if k is None else k)]
-    kwargs = {}
-    for p in cls.params:
-        arg = _ARG.get(p.name, p.name)
-        if arg not in given:
-            raise SdcevalError(f"{owner}: privacy model {model!r} has parameter {p.name!r}, "
-                               f"which {owner} does not take")
-        kwargs[p.name] = given[arg]
-    main = privacy.make_model(model, hierarchy=dataset.hierarchy(sens) if cls.uses_hierarchy
-                              else None, **kwargs)
-    return [main] + ([privacy.KAnonymity(k)] if k is not None else [])
+#: the models enforced when none are given (k-anonymity with k = 10)
+DEFAULT_MODELS = ("k=10",)
+MODELS_PARAM = privacy.models_param(DEFAULT_MODELS)
 
 
 @dataclass
@@ -364,12 +261,20 @@ def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame
 
 
 @register_method(
-    "mondrian", family="generalization", random=False, params=_PARAMS,
+    "mondrian", family="generalization", random=False, params=[MODELS_PARAM],
     description="Mondrian strict multidimensional partitioning (LeFevre et al.) under "
-                "k-anonymity, ℓ-diversity, t-closeness or δ-disclosure; generalized cells")
-def mondrian(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # noqa: E741
-             delta, c) -> Release:
+                "any list of privacy models (k, l, t, delta, cl, ...); generalized cells")
+def mondrian(dataset, *, seed, models) -> Release:
     """Mondrian generalization (see the module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    seed : numpy.random.Generator
+        Unused (the partitioning is deterministic).
+    models : tuple of str
+        The privacy models every class satisfies (`sdceval.privacy.model_list`: text
+        such as ``"k=10"``, ``"l=4,variant=distinct"``, or model objects).
 
     Returns
     -------
@@ -381,8 +286,7 @@ def mondrian(dataset, *, seed, model, k, l, l_variant, t, distance, ground,  # n
         the achieved level of the model (min class size / min ℓ / max t / max δ) and
         ``warnings`` (e.g. a single-class result).
     """
-    models = build_models(dataset, model=model, k=k, l=l, l_variant=l_variant, t=t,
-                          distance=distance, ground=ground, delta=delta, c=c)
+    models = privacy.bind_models(dataset, models, "mondrian")
     part = partition(dataset, models, who="mondrian")
     for w in part.warnings:
         warnings.warn(w, stacklevel=3)

@@ -131,7 +131,7 @@ def exact_minimal_pbgs(problem: LatticeProblem, objectives: Sequence[str],
     ----------
     problem : LatticeProblem
         Data, suppression rule and limit (Dewri et al. 2010: ``rule="dewri"``,
-        ``limit=0.01``); models, if any, do not restrict the set (D10 has none).
+        ``max_suppression=0.01``); models, if any, do not restrict the set (D10 has none).
     objectives : sequence of str
         At least two lattice objectives with a goal (``k``, ``l_distinct``, ``s_k``,
         ``s_l``, ``glm``, ``cm``, ...).

@@ -90,7 +90,7 @@ class NodeQuality:
     ----------
     problem : LatticeProblem
         The data set's lattice, suppression rule (D10: ``rule="dewri"``,
-        ``limit=0.01``) and engine.
+        ``max_suppression=0.01``) and engine.
     objectives : sequence of str or str
         At least two lattice objective names (or one comma-separated string).
 

@@ -126,7 +126,7 @@ def pbg_study(problem: LatticeProblem, objectives, eps=1.0, *, runs: int = 20,
     Parameters
     ----------
     problem : LatticeProblem
-        Data, rule and limit (D10: ``rule="dewri"``, ``limit=0.01``).
+        Data, rule and limit (D10: ``rule="dewri"``, ``max_suppression=0.01``).
     objectives : sequence or comma-separated str
         At least two; the paper's names are accepted (``k,l,glm``).
     eps : float or sequence

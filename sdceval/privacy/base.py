@@ -44,9 +44,15 @@ Declarations (class attributes)
 
 Adding a model is adding one class with these declarations and ``value`` (and, where
 the threshold comparison is not ``value >= threshold`` / ``value <= threshold``,
-``satisfied``); Mondrian, bucketization and the trade-off take it from the registry
-(a new *parameter name* must also be declared as a Mondrian `Param`, because method
-signatures list their parameters).
+``satisfied``), in sdceval or in a user's own module (issue 18).  Every method that
+enforces models takes them as one ``models`` list (`sdceval.privacy.model_list`), so
+Mondrian, bucketization, full-domain generalization and the lattice search enforce it;
+bisection and the trade-off tune its threshold (the first `Param`, its ``protection``,
+bounds and ``grid``); `sdceval.measures.privacy_checks` generates its check (named
+``check_name``).  Conventions the contract suite (tests/test_registry_contract.py)
+checks on random classes: a model keeps each parameter as an attribute of the same
+name (`param_values`), ``value`` does not depend on the threshold, and every
+monotonicity flag and ``min_class_size`` it declares holds.
 """
 from __future__ import annotations
 
@@ -56,13 +62,14 @@ from typing import ClassVar
 import numpy as np
 
 from sdceval.core.errors import SdcevalError, plain, suggest
-from sdceval.core.registry import Param, RegistrationError, param_named
+from sdceval.core.registry import Param, RegistrationError, Registry, param_named
 
 # tolerance for comparing an achieved level with a threshold given as a decimal
 # (ℓ = 4.1 must accept a class with n/max = 4.1 computed in floating point)
 _RTOL = 1e-9
 
-_REGISTRY: dict[str, type["PrivacyModel"]] = {}
+#: the privacy models by name (`register_model`), in registration order
+MODELS: Registry = Registry("privacy model", "privacy models")
 
 
 def table_distribution(codes: np.ndarray, n_values: int) -> np.ndarray:
@@ -99,8 +106,14 @@ class PrivacyModel:
     larger_is_safer: ClassVar[bool] = True
     monotone_generalization: bool = False
     monotone_suppression: bool = False
-    #: parameters of a typical call, shown in error messages and ``spec()``
+    #: parameters of a typical call, shown in error messages and ``spec()``; also the
+    #: values the method shorthand ``model=NAME`` takes for parameters not given
     example: ClassVar[dict] = {}
+    #: the privacy check generated for the model (`sdceval.measures.privacy_checks`):
+    #: its measure name (default: the model's name + "_check") and the defaults of
+    #: required non-threshold parameters in the check (e.g. ℓ = 2 for (c, ℓ))
+    check_name: ClassVar[str] = ""
+    check_defaults: ClassVar[dict] = {}
 
     threshold: float
 
@@ -167,6 +180,18 @@ class PrivacyModel:
     def describe(self) -> str:
         return f"{self.parameter}={self.threshold:g}"
 
+    def param_values(self) -> dict:
+        """The model's parameters by name.  Convention of the interface: a model keeps
+        each declared parameter as an attribute of the same name (checked for every
+        registered model by the contract suite)."""
+        return {p.name: getattr(self, p.name) for p in self.params}
+
+    def to_text(self) -> str:
+        """The model in the text form of `parse_model_spec` (every parameter, in
+        declaration order): ``k=5``, ``l=3.0,variant=distinct``, ``cl:c=3.0,l=2``;
+        ``parse_model_spec(m.to_text())`` rebuilds an equal model."""
+        return model_text(self.name, self.param_values())
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
 
@@ -186,9 +211,9 @@ def register_model(cls: type[PrivacyModel]) -> type[PrivacyModel]:
     name = cls.__dict__.get("name")
     if not isinstance(name, str) or not name:
         raise RegistrationError(f"{where}: declare a non-empty class attribute 'name'")
-    if name in _REGISTRY:
+    if name in MODELS:
         raise RegistrationError(f"{where}: privacy model {name!r} is already registered "
-                                f"({_REGISTRY[name].__name__})")
+                                f"({MODELS[name].__name__})")
     params = tuple(cls.params)
     if not params or not all(isinstance(p, Param) for p in params):
         raise RegistrationError(f"{where}: declare params as a tuple of Param, the first "
@@ -213,29 +238,35 @@ def register_model(cls: type[PrivacyModel]) -> type[PrivacyModel]:
     if unknown_example:
         raise RegistrationError(f"{where}: example names unknown parameter "
                                 f"{unknown_example[0]!r}")
+    if not cls.__dict__.get("check_name"):
+        cls.check_name = f"{name}_check"
+    if params[0].protection is None:
+        raise RegistrationError(f"{where}: the threshold parameter {params[0].name!r} must "
+                                "declare protection='increasing' or 'decreasing' (bisection "
+                                "and the trade-off tune it)")
     cls.params = params
     cls.parameter = params[0].name
-    _REGISTRY[name] = cls
+    MODELS.add(name, cls)
     return cls
 
 
 def _unregister(name: str) -> None:
     """Remove a model (tests register throw-away models)."""
-    _REGISTRY.pop(name, None)
+    MODELS.remove(name)
 
 
 def model_names() -> tuple[str, ...]:
     """Registered model names, in registration order (k, l, t, delta, cl, ...)."""
-    return tuple(_REGISTRY)
+    return MODELS.names()
 
 
 def model_class(name: str) -> type[PrivacyModel]:
     """The class registered as ``name``; an unknown name suggests the closest."""
     try:
-        return _REGISTRY[name]
+        return MODELS[name]
     except (KeyError, TypeError):
-        raise SdcevalError(f"unknown privacy model {name!r}.{suggest(str(name), _REGISTRY)} "
-                           f"Models: {', '.join(_REGISTRY)}") from None
+        raise SdcevalError(f"unknown privacy model {name!r}.{suggest(str(name), MODELS)} "
+                           f"Models: {', '.join(MODELS)}") from None
 
 
 def make_model(name: str, /, hierarchy=None, **params) -> PrivacyModel:
@@ -287,6 +318,22 @@ def spec_example(name: str) -> str:
     return items if first == cls.name else f"{cls.name}:{items}"
 
 
+def model_text(name: str, params: dict) -> str:
+    """``name`` and ``params`` in the text form of `parse_model_spec`: the first item
+    names the model when the threshold parameter is named like it (``k=5``,
+    ``l=3,variant=distinct``), else ``NAME:`` leads (``cl:c=3,l=2``).  ``None`` values
+    are left out."""
+    items = ",".join(f"{k}={_text_value(v)}" for k, v in params.items() if v is not None)
+    first = next(iter(params), "")
+    return items if first == name and items.startswith(f"{name}=") else f"{name}:{items}"
+
+
+def _text_value(v) -> str:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return f"{v:.1f}"
+    return repr(v) if isinstance(v, float) else str(v)
+
+
 def _spec_value(text: str):
     for cast in (int, float):
         try:
@@ -296,22 +343,9 @@ def _spec_value(text: str):
     return text
 
 
-def parse_model_spec(text, hierarchy=None) -> PrivacyModel:
-    """A privacy model from its text form: the CLI's ``--model`` and an experiment
-    file's ``models = [...]`` (``sdceval lattice``, ``[[lattice]]`` jobs).
-
-    Forms:
-
-    * ``k=5``, ``l=3,variant=distinct``, ``t=0.2,distance=js``: the first item names
-      the model by its threshold parameter (for k, ℓ, t and δ the parameter is named
-      like the model);
-    * ``NAME:param=value,...``, e.g. ``cl:c=3,l=2`` (recursive (c, ℓ)-diversity, whose
-      threshold ``c`` is not its name), ``t:t=0.2``.
-
-    Values are read as an int, else a float, else text; the model's `Param` then checks
-    type and bounds (`make_model`).  ``hierarchy`` is the sensitive attribute's, for the
-    models that use it (t-closeness's ground distance).
-    """
+def split_model_text(text) -> tuple[str, dict]:
+    """The model name and parameters of a text form (`parse_model_spec`), checked
+    against the model's declaration (known names, required parameters) but not built."""
     if not isinstance(text, str):
         raise SdcevalError(f"privacy model spec {plain(text)!r} must be text such as "
                            "'k=5', 'l=3,variant=distinct' or 'cl:c=3,l=2'")
@@ -349,6 +383,26 @@ def parse_model_spec(text, hierarchy=None) -> PrivacyModel:
         if p.default is None and p.name not in params:
             raise SdcevalError(f"privacy model {name!r} needs its parameter {p.name!r} "
                                f"(e.g. {spec_example(name)})")
+    return name, params
+
+
+def parse_model_spec(text, hierarchy=None) -> PrivacyModel:
+    """A privacy model from its text form: the CLI's ``--model`` and an experiment
+    file's ``models = [...]`` (``sdceval lattice``, ``[[lattice]]`` jobs).
+
+    Forms:
+
+    * ``k=5``, ``l=3,variant=distinct``, ``t=0.2,distance=js``: the first item names
+      the model by its threshold parameter (for k, ℓ, t and δ the parameter is named
+      like the model);
+    * ``NAME:param=value,...``, e.g. ``cl:c=3,l=2`` (recursive (c, ℓ)-diversity, whose
+      threshold ``c`` is not its name), ``t:t=0.2``.
+
+    Values are read as an int, else a float, else text; the model's `Param` then checks
+    type and bounds (`make_model`).  ``hierarchy`` is the sensitive attribute's, for the
+    models that use it (t-closeness's ground distance).
+    """
+    name, params = split_model_text(text)
     return make_model(name, hierarchy=hierarchy, **params)
 
 

@@ -39,6 +39,7 @@ class DeltaDisclosure(PrivacyModel):
     monotone_generalization = True
     monotone_suppression = False
     example = {"delta": 1.5}
+    check_name = "delta_disclosure"
 
     def __init__(self, delta: float):
         self.delta = self.check_param("delta", delta)

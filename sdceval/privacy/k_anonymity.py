@@ -23,13 +23,14 @@ class KAnonymity(PrivacyModel):
 
     name = "k"
     title = "k-anonymity"
-    params = (Param("k", int, None, low=1, protection="increasing", unit="records",
+    params = (Param("k", int, None, low=1, high="n", protection="increasing", unit="records",
                     grid=(10, 50, 100, 200, 500, 1000, 2000, 5000), scale="log",
                     description="minimum number of records per class"),)
     needs_sensitive = False
     monotone_generalization = True
     monotone_suppression = True
     example = {"k": 10}
+    check_name = "k_anonymity"
 
     def __init__(self, k: int):
         self.k = self.check_param("k", k)

@@ -60,6 +60,7 @@ class LDiversity(PrivacyModel):
     monotone_generalization = True
     monotone_suppression = False
     example = {"l": 4}
+    check_name = "l_diversity"
 
     def __init__(self, l: float, variant: str = "probabilistic"):  # noqa: E741
         self.variant = self.check_param("variant", variant)

@@ -62,6 +62,8 @@ class RecursiveCLDiversity(PrivacyModel):
     monotone_suppression = False
     larger_is_safer = False
     example = {"c": 3, "l": 3}
+    check_name = "recursive_cl_diversity"
+    check_defaults = {"l": 2}
 
     def __init__(self, c: float, l: int):  # noqa: E741
         self.c = self.check_param("c", c)

@@ -61,6 +61,7 @@ class TCloseness(PrivacyModel):
     monotone_generalization = True
     monotone_suppression = False
     example = {"t": 0.15}
+    check_name = "t_closeness"
 
     def __init__(self, t: float, distance: str = "emd", ground: str = "auto",
                  hierarchy: Hierarchy | None = None):
@@ -73,6 +74,8 @@ class TCloseness(PrivacyModel):
         if ground == "hierarchical" and hierarchy is None:
             raise SdcevalError("t-closeness: ground='hierarchical' needs the sensitive "
                                "attribute's hierarchy")
+        #: the ground as declared (``auto`` resolves per data set): `param_values`
+        self.requested_ground = ground
         if ground == "auto":
             if distance == "js":
                 ground = "none"
@@ -89,6 +92,10 @@ class TCloseness(PrivacyModel):
         self.threshold = t
         if ground == "hierarchical":
             self._levels = _hierarchy_groups(hierarchy)
+
+    def param_values(self) -> dict:
+        # ``ground`` as given, not as resolved for this hierarchy ("auto" stays "auto")
+        return {"t": self.t, "distance": self.distance, "ground": self.requested_ground}
 
     def value(self, counts, table_dist):
         p = normalize(counts)

@@ -74,6 +74,7 @@ from sdceval.catalog import MEASURES, get_measure
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.measurement import DIRECTIONS
 from sdceval.core.release import Release
+from sdceval.core.registry import Registry
 from sdceval.measures.information_loss import glm_per_record
 
 SUPPRESSED_MODES = ("exclude", "own_class", "value")
@@ -138,6 +139,8 @@ class Property:
     compute: Callable
     top: Callable
     reference: Callable
+    #: properties take no parameters (the typed-parameter slot of every registry entry)
+    params: tuple = ()
 
     def undefined_for(self, dataset, release: Release) -> str | None:
         """Why the property is undefined for ``release`` (None if it is defined)."""
@@ -164,15 +167,21 @@ class Property:
         return None
 
 
-PROPERTIES: dict[str, Property] = {}
+#: the per-record properties by name (`register_property`; ``sdceval list properties``)
+PROPERTIES: Registry = Registry("property vector", "property vectors")
 
 
-def _register(name, higher_is_better, description, needs, kinds, top, reference):
+def register_property(name, higher_is_better, description, needs, kinds, top, reference):
+    """Decorator: register ``fn(view) -> (N,)`` as property ``name`` (`Property` says
+    what each argument means); a name registered twice is refused."""
     def deco(fn):
-        PROPERTIES[name] = Property(name, higher_is_better, description, tuple(needs),
-                                    tuple(kinds), fn, top, reference)
+        PROPERTIES.add(name, Property(name, higher_is_better, description, tuple(needs),
+                                      tuple(kinds), fn, top, reference))
         return fn
     return deco
+
+
+_register = register_property
 
 
 def _zero(dataset) -> float:

@@ -1,0 +1,49 @@
+"""``sdceval run``: a declarative experiment file (TOML)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sdceval.cli.common import _add_command, _note_worker_cap, _say
+
+
+def add_parser(sub):
+    s = _add_command(sub, "run", "run a declarative experiment file (TOML)", cmd_run)
+    s.add_argument("file", help="experiment file (e.g. experiments/domingo_ferrer_table1.toml)")
+    s.add_argument("--out", help="output folder (default: the file's 'output')")
+    s.add_argument("--executor", choices=["serial", "processes", "dask"],
+                   help="where tasks run (default: the file's 'executor')")
+    s.add_argument("--workers", type=int,
+                   help="worker processes, at most the thread budget (default: the "
+                        "file's 'workers')")
+    s.add_argument("--reduced", action="store_true",
+                   help="run the file's reduced grid (for CI)")
+    return s
+
+
+def _protect_experiment_inputs(path, reduced: bool):
+    """The experiment file and every file its jobs read (data, schema, hierarchies,
+    releases read back); returns the parsed file."""
+    from sdceval.core.fileio import protect
+    from sdceval.core.loaders import open_ref
+    from sdceval.experiments.spec import load_spec
+    protect(path)
+    spec = load_spec(path, reduced=reduced)
+    for job in spec.jobs:
+        # any option naming a file is read by the job (whatever its kind)
+        values = [v for o in job.options.values() for v in (o if isinstance(o, list) else [o])]
+        protect(*(v for v in values if isinstance(v, str) and Path(v).is_file()))
+        # opened here once (and cached for the serial executor) for its hierarchy files
+        protect(*open_ref(job.data_ref()).input_files)
+    return spec
+
+
+def cmd_run(args) -> int:
+    from sdceval.experiments.runner import run_experiment
+    spec = _protect_experiment_inputs(args.file, args.reduced)
+    if (args.executor or spec.executor) != "serial" and not spec.scheduler:
+        _note_worker_cap(args, args.workers or spec.workers)
+    result = run_experiment(args.file, out=args.out, executor=args.executor,
+                            workers=args.workers, reduced=args.reduced,
+                            progress=lambda m: _say(args, m))
+    print(result.summary())
+    return 0

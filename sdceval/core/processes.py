@@ -1,0 +1,139 @@
+"""The command line's process: signals, leaving it, the processes it started.
+
+`signal_handling` turns SIGTERM and SIGINT into exceptions raised in the main thread
+(`Terminated`, ``KeyboardInterrupt``), so that the clean-up code written for Ctrl-C
+runs for both; `sdceval.core.interrupts` holds what the handler records and the
+sections it must not cut in half.  `hard_exit` leaves at once where unwinding is
+unsafe, and `end_children` is the net under the executors: after an interrupt it ends
+every descendant still running.  `silence_stdout` is for a closed output pipe.
+``sdceval.cli.main`` uses them around each command.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from sdceval.core import interrupts, threads
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that
+    clean-up code written for an interrupt runs for both."""
+
+
+def end_children(grace: float = 2.0) -> None:
+    """Terminate (then kill) every descendant still running after an interrupt: the
+    executors stop their workers, this is the net under them."""
+    # imported here: ~25 ms that only an interrupted command pays, not every start-up
+    import psutil
+    # resource trackers (multiprocessing's, loky's) ignore SIGTERM by design and end by
+    # themselves when this process exits, after unlinking what workers left behind
+    procs = [p for p in psutil.Process().children(recursive=True)
+             if "resource_tracker" not in _cmdline(p)]
+    for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+        for p in procs:
+            try:  # psutil checks the pid still names the same process
+                p.send_signal(sig)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        deadline = time.monotonic() + grace
+        while procs and time.monotonic() < deadline:
+            # waiting reaps our own children; a zombie grandchild is done (its parent
+            # reaps it), though it stays in the process table and wait_procs would wait
+            # for it until the deadline
+            _, procs = psutil.wait_procs(procs, timeout=0.05)
+            procs = [p for p in procs if not _is_zombie(p)]
+        if not procs:
+            return
+
+
+def _cmdline(proc) -> str:
+    import psutil
+    try:
+        return " ".join(proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return ""
+
+
+def _is_zombie(proc) -> bool:
+    """Whether ``proc`` has exited (a zombie, gone, or no longer readable)."""
+    import psutil
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return True
+
+
+def hard_exit(code: int) -> None:
+    """Leave now: no partial files, no children, buffered output flushed."""
+    from sdceval.core.fileio import remove_partial_files
+    remove_partial_files()
+    end_children(grace=0.5)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+@contextmanager
+def signal_handling() -> Iterator[None]:
+    """SIGTERM raises `Terminated`, SIGINT ``KeyboardInterrupt`` (unless the process
+    was started with SIGINT ignored, e.g. in the background); a second signal while the
+    first is being cleaned up exits at once.  Previous handlers are restored, so that
+    calling ``sdceval.cli.main`` from Python leaves the caller's handlers as they were."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    watched = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        watched.append(signal.SIGINT)
+    previous = {s: signal.getsignal(s) for s in watched}
+
+    def again(signum, frame):
+        hard_exit(128 + signum)
+
+    def first(signum, frame):
+        for s in watched:
+            signal.signal(s, again)
+        if threads.parallel_native():
+            # native helper threads (e.g. cKDTree.query(workers=2)) would keep writing
+            # into memory that unwinding frees: leave without unwinding.  Inside a
+            # method or a measure no file is being written and no executor runs.
+            print("sdceval: error: " + ("terminated (SIGTERM)" if signum == signal.SIGTERM
+                                        else "interrupted"), file=sys.stderr)
+            hard_exit(128 + signum)
+        exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        interrupts.record(exc)  # raised again at the next safe point if swallowed
+        if interrupts.deferring():
+            # inside a call that must not be cut in half (loky's submit): raised as
+            # soon as it returns; a second signal still leaves at once (`again`)
+            interrupts.defer(exc)
+            return
+        raise exc
+
+    for s in watched:
+        signal.signal(s, first)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        interrupts.clear()  # what this scope received ended it; the caller starts afresh
+
+
+def silence_stdout() -> None:
+    """stdout is a closed pipe: point it at /dev/null so that the interpreter's last
+    flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

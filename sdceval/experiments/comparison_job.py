@@ -1,0 +1,137 @@
+"""``[[comparison]]`` jobs and ``sdceval compare``: every method matched by bisection to
+one risk level, then ranked by utility (Domingo-Ferrer, Ricci & Soria-Comas §3;
+`sdceval.compare.ranking`).
+
+One method is one task (`task_match`), so the executors match the methods in
+parallel; `sdceval.compare.ranking.assemble` collects them into a `Comparison`.  A job
+writes ``<key>_ranking.csv``; ``sdceval compare`` runs the same orchestration
+(`comparison_result`) on the serial executor and writes ``ranking.csv`` beside its own
+``results.json`` and ``risk_curves.png``.
+
+``method_params`` holds parameters fixed during a method's search, e.g. the privacy
+models of Mondrian (``{"mondrian": {"models": ["k=5", "l=3"]}}``, what ``compare
+--model`` gives every method that enforces models): bisection then tunes the first
+model's threshold (`sdceval.compare.bisection.tuning`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sdceval.catalog import get_measure, get_method
+from sdceval.compare.ranking import (DEFAULT_METHODS, DEFAULT_UTILITIES, Comparison,
+                                     MethodMatch, assemble, check_comparison, check_risks,
+                                     match_method, parse_measure_list, parse_reference,
+                                     resolve_target)
+from sdceval.core.fileio import write_csv
+from sdceval.core.loaders import open_ref
+from sdceval.core.registry import Param
+from sdceval.experiments.jobs import register_job_kind, task_progress
+
+RISK = Param("risk", str, default="linkage_risk",
+             description="risk measure matched, parameters after a colon "
+                         "(linkage_risk:aggregate=mean)")
+TARGET = Param("target", str, default="mdav:k=5",
+               description="target risk: a number on the risk measure's scale, or a "
+                           "reference method:param=value whose risk is the target")
+
+
+def validate_comparison_options(opts: dict) -> None:
+    """Check a ``[[comparison]]`` job's options before anything runs (every name and
+    parameter against its registry)."""
+    for m in opts.get("methods", DEFAULT_METHODS):
+        get_method(m)
+    for m, params in opts.get("method_params", {}).items():
+        get_method(m).resolve(params)
+    risk, rparams = parse_reference(opts.get("risk", RISK.default))
+    get_measure(risk).resolve(rparams)
+    target = opts.get("target", TARGET.default)
+    if isinstance(target, str):
+        try:
+            float(target)
+        except ValueError:
+            name, params = parse_reference(target)
+            get_method(name).resolve(params)
+    parse_measure_list(opts.get("utilities", DEFAULT_UTILITIES))
+    check_risks(opts.get("risks"))
+
+
+def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
+               fixed_params, risks=None) -> MethodMatch:
+    """One method matched to the target (a pure task for the executors)."""
+    ds = open_ref(data_ref)
+    return match_method(ds, method, target_value, risk=risk, risk_params=risk_params,
+                        utilities=utilities, seed=seed, repeats=repeats,
+                        fixed_params=fixed_params, risks=risks)
+
+
+def comparison_result(job, executor, say, seed: int, repeats: int) -> Comparison:
+    """The comparison of one job: the target's risk, every method matched to it (one
+    task each), assembled (names checked first, before any work)."""
+    o = job.options
+    ref = job.data_ref()
+    ds = open_ref(ref)
+    methods = list(o.get("methods", DEFAULT_METHODS))
+    risk, rparams = parse_reference(o.get("risk", RISK.default))
+    _, rparams, utils = check_comparison(methods, risk, rparams,
+                                         o.get("utilities", DEFAULT_UTILITIES))
+    risks = check_risks(o.get("risks"))
+    target, reference = resolve_target(ds, o.get("target", TARGET.default), risk, rparams,
+                                       seed)
+    say(f"{job.tag}target {risk} = {target:.6g}"
+        + (f" (risk of {reference})" if reference else "")
+        + f"; matching {len(methods)} methods")
+    tasks = [dict(data_ref=ref, method=m, target_value=target, risk=risk,
+                  risk_params=rparams, utilities=utils, seed=seed, repeats=repeats,
+                  fixed_params=o.get("method_params", {}).get(m), risks=risks)
+             for m in methods]
+    matches = executor.map(task_match, tasks, progress=task_progress(job, len(tasks)))
+    for mm in matches:
+        r = mm.result
+        say(f"{r.method}: {r.parameter}={r.value:g} risk={r.risk:.6g} "
+            f"({r.evaluations} evaluations{'' if r.bracketed else ', NOT bracketed'})")
+    return assemble(ds.name, matches, target=target, reference=reference, risk=risk,
+                    risk_params=rparams, utilities=utils, seed=seed, repeats=repeats)
+
+
+def write_ranking(comp: Comparison, out, prefix: str = "") -> Path:
+    """The ranking table, ``<prefix>ranking.csv``."""
+    return write_csv(comp.table(), Path(out) / f"{prefix}ranking.csv")
+
+
+@dataclass
+class ComparisonJobResult:
+    """One ``[[comparison]]`` job's comparison and files."""
+
+    key: str
+    comparison: Comparison
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def headline(self) -> str:
+        c = self.comparison
+        return f"target {c.risk_measure} = {c.target:.4g}"
+
+    def to_dict(self) -> dict:
+        return self.comparison.to_dict()
+
+    def __str__(self) -> str:
+        table = self.comparison.table()
+        text = table.to_string(index=False, formatters={
+            c: _fmt for c in table.columns if table[c].dtype in (float, object)})
+        return "\n".join([text, *(f"* {note}" for note in self.comparison.footnotes())])
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+@register_job_kind(
+    "comparison", section="comparisons",
+    description="methods matched by bisection to one risk level, then ranked by utility "
+                "(Domingo-Ferrer et al.; sdceval compare)",
+    keys=("methods", "risk", "target", "utilities", "method_params", "risks"),
+    validate=validate_comparison_options, params=(RISK, TARGET))
+def run_comparison_job(job, spec, executor, say, out) -> ComparisonJobResult:
+    comp = comparison_result(job, executor, say, spec.seed, spec.repeats)
+    return ComparisonJobResult(job.key, comp, [write_ranking(comp, out, f"{job.key}_")])

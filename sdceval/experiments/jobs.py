@@ -1,0 +1,165 @@
+"""Job kinds: the registry that experiment files, the runner and the commands share
+(issue 18 item 6).
+
+A job kind is one table of an experiment file (``[[comparison]]``, ``[[lattice]]``,
+...) and the orchestration behind it.  Each registers once, beside its code, with
+`register_job_kind`::
+
+    @register_job_kind("lattice", description="...", section="lattices",
+                       keys=("models", "rule", ...), validate=validate_lattice_options,
+                       params=(Param("export", bool, default=False, ...), ...))
+    def run_lattice_job(job, spec, executor, say, out) -> LatticeJobResult: ...
+
+`sdceval.experiments.spec.load_spec` reads the registry for the tables a file may hold
+and checks each table with `JobKind.check` (the keys it allows, then ``validate``);
+`sdceval.experiments.runner.run_experiment` runs each job with its kind's ``run`` and
+writes each result's ``to_dict()`` under the kind's ``section`` of ``results.json``.
+A result has ``files`` (what it wrote), ``to_dict()`` and ``__str__`` (its part of
+the run's summary, under the heading ``[<key>]``, followed by its ``headline`` when it
+has one).
+
+A command that runs one job (``sdceval compare``, ``tradeoff``, ``lattice search``,
+``vectors``, ``pbg``) builds that kind's options with `command_job` and calls the same
+orchestration as the experiment file; it adds only its printing and its file names.
+``sdceval list jobs`` lists the registry (name, description, `params`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.loaders import ref_of
+from sdceval.core.progress import progress_bar
+from sdceval.core.registry import Param, RegistrationError, Registry
+
+#: every job kind by name, in registration order (the order of a file's jobs)
+JOB_KINDS: Registry = Registry("job kind")
+#: the options that name the data set and its roles, allowed in every job
+DATA_KEYS = ("data", "schema", "qi", "sensitive", "numeric", "label")
+
+
+@dataclass
+class Job:
+    """One job: its kind, its position among the file's jobs and its options.
+
+    ``dataset`` and ``command`` are set by `command_job` only: the data set the command
+    opened (its tasks get it through `ref_of`, so it is read once) and the command's
+    name (its messages then carry no job key)."""
+
+    kind: str
+    index: int
+    options: dict[str, Any]
+    dataset: Any = None
+    command: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}{self.index}_{self.options.get('data', '')}"
+
+    @property
+    def title(self) -> str:
+        return self.options.get("title", self.key)
+
+    @property
+    def tag(self) -> str:
+        """The prefix of the job's progress messages."""
+        return "" if self.command else f"[{self.key}] "
+
+    def data_ref(self):
+        """What the job's tasks open (`sdceval.core.loaders.open_ref`)."""
+        if self.dataset is not None:
+            return ref_of(self.dataset)
+        return {k: self.options[k] for k in DATA_KEYS if self.options.get(k) is not None}
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A registered job kind.
+
+    ``keys`` are the options of its own (every job also takes `DATA_KEYS` and
+    ``title``); ``validate(options)`` raises `SdcevalError` on a bad option before
+    anything runs (it may return the options completed with their defaults, which
+    `check` ignores); ``run(job, spec, executor, say, out)`` runs the job, writes its
+    files in ``out`` and returns its result; ``section`` is the key of its results in
+    ``results.json``; ``params`` declares the typed options simple enough for a
+    `Param` (bounds, defaults, ``sdceval list jobs``)."""
+
+    name: str
+    description: str
+    keys: frozenset
+    validate: Callable[[dict], Any]
+    run: Callable[..., Any]
+    section: str
+    params: tuple = ()
+
+    @property
+    def options(self) -> frozenset:
+        """Every option key a job of this kind accepts."""
+        return frozenset(DATA_KEYS) | {"title"} | self.keys
+
+    def check(self, options: dict, where: str = "") -> None:
+        """The checks of `load_spec`: known keys, a data set, then ``validate``;
+        errors start with ``where`` (the file and the table)."""
+        check_keys(where, options, self.options)
+        if "data" not in options:
+            raise SdcevalError(f"{where + ': ' if where else ''}'data' is required (a "
+                               "bundled name or a file)")
+        try:
+            self.validate(options)
+        except SdcevalError as exc:
+            if not where:
+                raise
+            raise SdcevalError(f"{where}: {exc}") from None
+
+
+def check_keys(where: str, got: Iterable[str], allowed) -> None:
+    """Every key of ``got`` is allowed (the closest allowed one suggested)."""
+    for k in got:
+        if k not in allowed:
+            raise SdcevalError(f"{where + ': ' if where else ''}unknown key {k!r}."
+                               f"{suggest(k, allowed)} Allowed: {', '.join(sorted(allowed))}")
+
+
+def register_job_kind(name: str, *, description: str, section: str, keys: Iterable[str],
+                      validate: Callable[[dict], Any], params: Iterable[Param] = ()):
+    """Register the decorated ``run(job, spec, executor, say, out)`` as job kind
+    ``name`` (`JobKind`); the function is returned unchanged."""
+    def deco(run):
+        kind = JobKind(name, description, frozenset(keys), validate, run, section,
+                       tuple(params))
+        stray = [p.name for p in kind.params if p.name not in kind.options]
+        if stray:
+            raise RegistrationError(f"job kind {name!r}: parameter {stray[0]!r} is not one "
+                                    "of its option keys")
+        JOB_KINDS.add(name, kind)
+        return run
+    return deco
+
+
+def command_job(kind: str, dataset, command: str, **options) -> Job:
+    """The job a command runs on its own: ``options`` as the ``[[kind]]`` table of an
+    experiment file would give them (``None``: not given, the default applies) on
+    ``dataset``, the data set the command opened, checked as `load_spec` checks the
+    table."""
+    opts = {"data": dataset.name, **{k: v for k, v in options.items() if v is not None}}
+    JOB_KINDS.get_spec(kind).check(opts)
+    return Job(kind, 0, opts, dataset=dataset, command=command)
+
+
+def task_progress(job: Job, total: int) -> Callable[[int, int], None] | None:
+    """A progress bar over a job's tasks for `Executor.map` (`sdceval.core.progress`:
+    on a terminal, for runs that last, never under ``-q``)."""
+    if total <= 1:
+        return None
+    bar = progress_bar(job.key, total=total, unit=" tasks")
+
+    def update(done, _total):
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+    return update
+
+
+__all__ = ["DATA_KEYS", "JOB_KINDS", "Job", "JobKind", "check_keys", "command_job",
+           "register_job_kind", "task_progress"]
