@@ -7,6 +7,11 @@ then comparison (bisection to a common risk, ranking, frontiers).
 >>> ds = sdceval.load_dataset("census")
 >>> rel = sdceval.anonymize(ds, "mdav", k=5)
 >>> sdceval.evaluate(ds, rel, "linkage_risk").value  # doctest: +SKIP
+
+A pandas DataFrame works wherever a data set does, its roles given as keywords
+(`sdceval.core.frames`): ``sdceval.anonymize(df, "mdav", k=5, numeric=[...])``,
+``sdceval.evaluate(df, rel, "linkage_risk", numeric=[...])``, ``sdceval.compare(df,
+numeric=[...])``.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ _EXPORTS = {
     "Measurement": "sdceval.core.measurement", "SdcevalError": "sdceval.core.errors",
     "load_dataset": "sdceval.core.loaders", "open_dataset": "sdceval.core.loaders",
     "get_method": "sdceval.catalog", "get_measure": "sdceval.catalog",
-    "property_vectors": "sdceval.vectors.properties",
+    "property_vectors": "sdceval.vectors.properties", "as_dataset": "sdceval.core.frames",
     "compare_releases": "sdceval.vectors.comparison",
 }
 
@@ -43,6 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str):
+    if name == "compare":  # the subpackage, callable: sdceval.compare(df, numeric=[...])
+        return import_module("sdceval.compare")
     if name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name]), name)
         globals()[name] = value
@@ -54,18 +61,30 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-def anonymize(dataset: "Dataset", method: str, seed=0, **params) -> "Release":
-    """Apply a registered method: ``anonymize(ds, "mdav", k=5)``."""
+def anonymize(data, method: str, seed=0, **kwargs) -> "Release":
+    """Apply a registered method: ``anonymize(ds, "mdav", k=5)``, or on a pandas
+    DataFrame with its roles as keywords, ``anonymize(df, "mdav", k=5,
+    numeric=["income", "visits"])`` (`sdceval.core.frames`); every other keyword is a
+    parameter of the method."""
     from sdceval.catalog import get_method
-    return get_method(method).apply(dataset, params, seed=seed)
+    from sdceval.core.frames import as_dataset, split_roles
+    roles, params = split_roles(kwargs)
+    return get_method(method).apply(as_dataset(data, **roles), params, seed=seed)
 
 
-def evaluate(dataset: "Dataset", release: "Release", measure: str, **params) -> "Measurement":
-    """Evaluate a registered measure: ``evaluate(ds, rel, "propensity", model="quadratic")``."""
+def evaluate(data, release, measure: str, **kwargs) -> "Measurement":
+    """Evaluate a registered measure: ``evaluate(ds, rel, "propensity",
+    model="quadratic")``, or on a DataFrame with its roles, ``evaluate(df, rel,
+    "reidentification", qi=["zip", "age"])``; ``release`` is a `Release` or a DataFrame
+    of released records (row ``i`` protects record ``i``)."""
     from sdceval.catalog import get_measure
-    return get_measure(measure).evaluate(dataset, release, params)
+    from sdceval.core.frames import as_dataset, as_release, split_roles
+    roles, params = split_roles(kwargs)
+    dataset = as_dataset(data, **roles)
+    return get_measure(measure).evaluate(dataset, as_release(dataset, release), params)
 
 
 __all__ = ["Dataset", "Schema", "Hierarchy", "Release", "Measurement", "SdcevalError",
-           "load_dataset", "open_dataset", "anonymize", "evaluate", "get_method",
+           "load_dataset", "open_dataset", "anonymize", "evaluate", "compare", "as_dataset",
+           "get_method",
            "get_measure", "property_vectors", "compare_releases", "__version__"]

@@ -121,9 +121,9 @@ def test_cli_model_equals_param_shorthand(tmp_path, capsys):
     from sdceval.cli import main
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     assert main(["-q", "anonymize", "--data", "adult", "--method", "mondrian",
-                 "--param", "model=l", "--param", "l=4", "--out", str(a)]) == 0
+                 "--param", "model=l", "--param", "l=4", "--keep-order", "--out", str(a)]) == 0
     assert main(["-q", "anonymize", "--data", "adult", "--method", "mondrian",
-                 "--model", "l=4", "--out", str(b)]) == 0
+                 "--model", "l=4", "--keep-order", "--out", str(b)]) == 0
     assert a.read_bytes() == b.read_bytes()
     assert main(["-q", "anonymize", "--data", "census", "--method", "mdav", "--model", "k=5",
                  "--out", str(tmp_path / "c.csv")]) == 2

@@ -1,4 +1,10 @@
-"""``sdceval anonymize``: apply one method to a data set and write the release."""
+"""``sdceval anonymize``: apply one method to a data set and write the release.
+
+The release file's rows are in a random order and a private key file beside it
+(``masked.csv`` -> ``masked.private-key.csv``) says which record each row protects, for
+``sdceval evaluate``; ``--keep-order`` writes record order and no key (for analysis
+only).  See `sdceval.core.release_order`.
+"""
 from __future__ import annotations
 
 import time
@@ -19,13 +25,26 @@ def add_parser(sub):
                         "default: the method's defaults")
     _add_model_option(s)
     s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
-    s.add_argument("--out", required=True, help="output CSV (never an input file)")
+    s.add_argument("--out", required=True,
+                   help="output CSV (never an input file), its rows in a random order; "
+                        "its private key goes beside it (OUT.csv -> OUT.private-key.csv: "
+                        "which record each row protects; keep it, never publish it)")
+    order = s.add_argument_group("row order")
+    order.add_argument("--shuffle-seed", type=int, metavar="N",
+                       help="seed of the random row order, for a reproducible file; keep "
+                            "it as private as the key: with it the order can be undone "
+                            "(default: a fresh seed from the operating system, recorded "
+                            "in the key; --seed is never used, as it is often published)")
+    order.add_argument("--keep-order", action="store_true",
+                       help="write the rows in record order (row i protects record i) and "
+                            "no key: the order links rows to records, so such a file is "
+                            "for analysis only, NOT to publish")
     return s
 
 
 def cmd_anonymize(args) -> int:
     from sdceval.catalog import METHODS, get_method
-    from sdceval.core.fileio import write_csv
+    from sdceval.core.release_order import write_release
     from sdceval.core.registry import parse_assignments
     ds = _dataset(args)
     spec = get_method(args.method)
@@ -54,6 +73,12 @@ def cmd_anonymize(args) -> int:
     for w in rel.info.get("warnings", []):
         warnings.warn(w)  # main() prints each distinct warning once
     _say(args, f"writing {args.out}")
-    out = write_csv(rel.data, args.out)
-    _say(args, f"wrote {out}")
+    out, key = write_release(rel, args.out, dataset=ds, seed=args.shuffle_seed,
+                             keep_order=args.keep_order)
+    if key is None:
+        _say(args, f"wrote {out} in record order (row i protects record i): for analysis "
+                   "only, do not publish it")
+    else:
+        _say(args, f"wrote {out} (rows in random order) and its key {key}: PRIVATE, do not "
+                   "publish the key (evaluate finds it beside the release)")
     return 0

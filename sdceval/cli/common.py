@@ -75,7 +75,82 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
         g.add_argument("--keep", metavar="COLS",
                        help="comma-separated columns to publish unchanged beside what the "
                             "method protects (role passthrough); every other column is "
-                            "dropped from the release (default: none)")
+                            "dropped from the release; a column that identifies the "
+                            "records (role identifier, named like one or unique per "
+                            "record) is refused: see --keep-identifier (default: none)")
+        g.add_argument("--keep-identifier", metavar="COLS",
+                       help="comma-separated columns to publish unchanged although they "
+                            "identify the records (what --keep refuses): forces it "
+                            "(default: none)")
+    g.add_argument("--missing", choices=MISSING_CHOICES,
+                   help="records with a missing value in a column the data set uses (any "
+                        "role but identifier and ignore): refuse them, naming the columns "
+                        "and counts, or drop them, saying how many (default: the schema's "
+                        "missing, else refuse)")
+    g.add_argument("--print-schema", action=_PrintSchema,
+                   help="print the schema the data are read with (roles given and "
+                        "inferred, kinds, hierarchies, missing policy) as a TOML file "
+                        "for --schema, and exit without running the command")
+    command = p.get_default("func")
+    if command is not None and not hasattr(command, "command"):
+        p.set_defaults(func=_print_schema_or(command))
+
+
+#: the values of ``--missing`` (`sdceval.core.schema.MISSING_POLICIES`, not imported:
+#: the schema module loads pandas, and ``sdceval --help`` must not)
+MISSING_CHOICES = ("refuse", "drop")
+
+
+class _PrintSchema(argparse.Action):
+    """``--print-schema``: a flag after which the command's own required arguments
+    (``--method``, ``--out``, ...) are not needed, since the command does not run."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        kwargs.update(nargs=0, default=False)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, True)
+        for action in parser._actions:  # checked once every argument has been read
+            if action.required and action.dest != "data":
+                action.required = False
+
+
+def _print_schema_or(command):
+    """The function of a command that reads data: with ``--print-schema``, print the
+    schema and return 0 without running ``command``; else run the command: the one of
+    that name in `sdceval.cli` if there is one (which the tests may replace, as
+    `sdceval.cli.build_parser` looks it up), else ``command``."""
+    def run(args):
+        if getattr(args, "print_schema", False):
+            return _print_schema(args)
+        import sdceval.cli as cli
+        return getattr(cli, command.__name__, command)(args)
+    # a name of its own: build_parser looks the function up by name in sdceval.cli
+    run.__name__ = run.__qualname__ = f"{command.__name__}_or_print_schema"
+    run.command = command
+    return run
+
+
+def _print_schema(args) -> int:
+    """``--print-schema``: the schema the data options read the data with, on stdout
+    (its notes are in it, as comments: they are not repeated on stderr)."""
+    from sdceval.core.schema_toml import schema_toml
+    if getattr(args, "data", None) is None and getattr(args, "dataset", None):
+        args.data = args.dataset  # sdceval hierarchy show DATASET COLUMN
+    if getattr(args, "data", None) is None:
+        raise SdcevalError("--print-schema: which data? give --data FILE (or a bundled "
+                           "data set)")
+    # the schema's own policy is printed, but records with missing values do not keep
+    # the schema from being printed: it is where the policy is chosen
+    policy = args.missing
+    if policy is None and args.schema:
+        from sdceval.core.loaders import read_schema_file
+        policy = read_schema_file(args.schema).get("missing")
+    args.missing = "drop"
+    ds = _dataset(args, notes=False)
+    sys.stdout.write(schema_toml(ds, args.data, missing=policy or "refuse"))
+    return 0
 
 
 def _add_suppression_options(p: argparse.ArgumentParser) -> None:
@@ -111,18 +186,22 @@ def _numbers(text, what: str):
         raise SdcevalError(f"{what} must be comma-separated numbers, got {text!r}") from None
 
 
-def _dataset(args):
+def _dataset(args, notes: bool = True):
     """Open the data set of the data options, protect every file it was read from
-    against being overwritten, and print its notes (e.g. the roles inferred)."""
+    against being overwritten, and print its notes (e.g. the roles inferred), each
+    once."""
     from sdceval.core.fileio import protect
     from sdceval.core.loaders import open_dataset
     protect(args.data if Path(args.data).exists() else None, args.schema)
     ds = open_dataset(args.data, schema_file=args.schema, qi=_split(args.qi),
                       sensitive=args.sensitive, numeric=_split(args.numeric),
-                      label=args.label, passthrough=_split(getattr(args, "keep", None)))
+                      label=args.label, passthrough=_split(getattr(args, "keep", None)),
+                      keep_identifiers=_split(getattr(args, "keep_identifier", None)),
+                      missing=getattr(args, "missing", None))
     protect(*ds.input_files)
-    for note in ds.messages:
-        _say(args, f"note: {note}")
+    if notes:
+        for note in dict.fromkeys(ds.messages):
+            _say(args, f"note: {note}")
     return ds
 
 

@@ -19,20 +19,29 @@ def add_parser(sub):
     s = _add_command(sub, "compare", "match methods to one risk level, rank utilities",
                      cmd_compare)
     _add_data_options(s)
-    s.add_argument("--methods", default="mdav,noise,rank_swap,multiplicative_noise",
-                   help="comma-separated methods to match and rank")
-    s.add_argument("--risk-measure", default="linkage_risk",
-                   help="risk measure, parameters after a colon "
-                        "(e.g. linkage_risk:aggregate=mean)")
-    s.add_argument("--target", default="mdav:k=5",
+    s.add_argument("--methods",
+                   help="comma-separated methods to match and rank (default: every method "
+                        "the data set's roles allow, of both families: the perturbative ones "
+                        "with numeric attributes, Mondrian, generalization, bucketization "
+                        "and Anatomy with quasi-identifiers and a sensitive attribute)")
+    s.add_argument("--risk-measure",
+                   help="risk measure, parameters after a colon (e.g. "
+                        "linkage_risk:aggregate=mean) (default: reidentification when the "
+                        "data set has quasi-identifiers, else linkage_risk)")
+    s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
-                        "method:param=value whose risk is the target")
+                        "method:param=value whose risk is the target (default: mdav:k=5); "
+                        "mondrian:k=5 for a data set without numeric attributes")
     _add_model_option(s)
-    s.add_argument("--utility", default="propensity,emd",
-                   help="utility measures (comma-separated, parameters after a colon)")
+    s.add_argument("--utility",
+                   help="utility measures (comma-separated, parameters after a colon) "
+                        "(default: propensity,emd when every method is perturbative, else "
+                        "query_error,ml_utility, which apply to every release)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--repeats", type=int, default=1,
-                   help="average risk and utility over this many seeds")
+                   help="repeat with this many seeds (common random numbers across methods): "
+                        "every risk and utility gets a 95 %% interval, and methods whose "
+                        "intervals overlap are ranked as tied")
     s.add_argument("--out", default="out/compare", help="output folder")
     return s
 
@@ -57,11 +66,13 @@ def cmd_compare(args) -> int:
     from sdceval.experiments.executor import Executor
     from sdceval.experiments.jobs import command_job
     from sdceval.experiments.plots import plot_risk_curves
+    from sdceval.compare.families import applicable_methods
     ds = _dataset(args)
     methods = _split(args.methods)
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
                       target=args.target, utilities=args.utility,
-                      method_params=_model_params(methods or [], args.model))
+                      method_params=_model_params(methods or applicable_methods(ds),
+                                                  args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,
                              repeats=args.repeats)
@@ -77,4 +88,9 @@ def cmd_compare(args) -> int:
     notes = comp.footnotes()
     if notes:
         print("\n" + "\n".join(f"note: {n}" for n in notes))
+    ranked = comp.ranked()
+    if len(ranked) < 2 <= len(comp.matches):  # files and table are out; no ranking to use
+        raise SdcevalError(
+            f"only {len(ranked)} method reached the target ({', '.join(ranked) or 'none'}), "
+            "so nothing is ranked: " + "; ".join(n for n in notes if "unranked" in n))
     return 0

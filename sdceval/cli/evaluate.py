@@ -1,5 +1,12 @@
 """``sdceval evaluate``: measure a release written by ``anonymize`` against the
-original."""
+original.
+
+The release's private key file (beside it, ``masked.private-key.csv``, or ``--key``)
+puts its shuffled rows back in record order, after checking that it belongs to this
+release and this data set; a release without a key must be in record order
+(``anonymize --keep-order``; ``--no-key`` reads it without checking).  See
+`sdceval.core.release_order`.
+"""
 from __future__ import annotations
 
 from sdceval.cli.common import _add_command, _add_data_options, _dataset, _say
@@ -11,6 +18,15 @@ def add_parser(sub):
                      cmd_evaluate)
     _add_data_options(s)
     s.add_argument("--release", required=True, help="release CSV written by anonymize")
+    key = s.add_mutually_exclusive_group()
+    key.add_argument("--key", metavar="FILE",
+                     help="the release's private key file, which record each published "
+                          "row protects (default: RELEASE.private-key.csv beside the "
+                          "release if it exists; none for a release in record order)")
+    key.add_argument("--no-key", action="store_true",
+                     help="the release is in record order (anonymize --keep-order, or "
+                          "another tool's): read it as it is, without a key and without "
+                          "checking its order")
     s.add_argument("--measures", default="linkage_risk,propensity,emd",
                    help="comma-separated measures, parameters after a colon "
                         "(e.g. propensity:model=linear,emd)")
@@ -23,10 +39,15 @@ def cmd_evaluate(args) -> int:
     from sdceval.compare.ranking import parse_measure_list
     from sdceval.core.fileio import protect, write_json
     from sdceval.core.release_io import read_release
+    from sdceval.core.release_order import key_path_for
     ds = _dataset(args)
-    protect(args.release)
+    protect(args.release, args.key, key_path_for(args.release))
     measures = parse_measure_list(args.measures)
-    rel = read_release(ds, args.release)
+    beside = key_path_for(args.release)
+    if args.key or (not args.no_key and beside.exists()):
+        _say(args, f"reading {args.release} in record order with its key "
+                   f"{args.key or beside}")
+    rel = read_release(ds, args.release, key=False if args.no_key else args.key)
     rows, lines = [], []
     for label, (name, params) in measures.items():
         _say(args, f"measuring {label} ...")
@@ -37,7 +58,7 @@ def cmd_evaluate(args) -> int:
             for k, v in m.details.items() if isinstance(v, (int, float, str))))
     if args.out:  # the file first: a closed stdout must not lose it
         write_json({"data": ds.name, "release": str(args.release), "measurements": rows},
-                   args.out, protected=[args.release])
+                   args.out, protected=[args.release, args.key])
         _say(args, f"wrote {args.out}")
     print("\n".join(lines))
     return 0

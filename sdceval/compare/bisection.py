@@ -79,6 +79,9 @@ class BisectionResult:
     monotone: bool = True
     domain: str = ""
 
+    #: why the method refused part of its domain on this data set (`RiskCurve.limits`)
+    limit_note: str = ""
+
     @property
     def relative_gap(self) -> float:
         return abs(self.risk - self.target) / max(abs(self.target), 1e-300)
@@ -90,6 +93,8 @@ class BisectionResult:
         text = f"reached {self.reachable[0]:.4g}..{self.reachable[1]:.4g}{where}"
         if not self.monotone:
             text += f", a risk curve not monotone in {self.parameter} (both sides searched)"
+        if self.limit_note:
+            text += f"; {self.limit_note}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,6 +102,7 @@ class BisectionResult:
                 "risk": self.risk, "target": self.target, "evaluations": self.evaluations,
                 "bracketed": self.bracketed, "reachable": list(self.reachable),
                 "monotone": self.monotone, "domain": self.domain,
+                **({"limit_note": self.limit_note} if self.limit_note else {}),
                 "relative_gap": self.relative_gap, "params": self.params,
                 "steps": [s.to_dict() for s in self.steps]}
 
@@ -104,7 +110,16 @@ class BisectionResult:
 class RiskCurve:
     """Memoized α -> risk for one method, with common random numbers.  ``knob`` is the
     method's protection knob (`MethodSpec.tunable_for`): a parameter of the method, or
-    the threshold of its first privacy model."""
+    the threshold of its first privacy model.
+
+    Feasibility.  A method may refuse a value the registry's bounds allow, because of
+    the data (Anatomy's ℓ above 1 / the largest sensitive share, a k-anonymity beyond
+    what a sensitive attribute allows).  Refusals are monotone in the knob (more
+    protection is refused first), so at the first refusal the curve finds the boundary
+    between it and the nearest value it could evaluate (halving: integers exactly,
+    reals to 1e-3 relative) and from then on evaluates every value beyond the boundary
+    at the boundary (`limits`; `limit_note` says why).  Bisection then sees a flat curve
+    there: a target beyond it is reported unreachable, with the reason."""
 
     def __init__(self, dataset, method: MethodSpec, knob: Knob, risk: MeasureSpec,
                  risk_params: dict | None, fixed: dict, seed: int, repeats: int):
@@ -113,19 +128,80 @@ class RiskCurve:
         self.risk_params = dict(risk_params or {})
         self.fixed, self.seed, self.repeats = dict(fixed), seed, repeats
         self.cache: dict[float, float] = {}
+        #: (lowest, highest) value the method accepts on this data (None: unlimited)
+        self.limits: list = [None, None]
+        self.limit_note = ""
+
+    def _typed(self, value):
+        return int(value) if self.param.type is int else float(value)
+
+    def _clamped(self, value):
+        lo, hi = self.limits
+        if lo is not None and value < lo:
+            return lo
+        if hi is not None and value > hi:
+            return hi
+        return value
+
+    def _risk(self, value) -> float:
+        seeds = [self.seed + r for r in range(self.repeats)] if self.method.random \
+            else [self.seed]
+        risks = []
+        for s in seeds:
+            rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value), seed=s)
+            risks.append(self.risk.evaluate(self.dataset, rel, self.risk_params).value)
+        return float(np.mean(risks))
 
     def __call__(self, value) -> float:
-        value = int(value) if self.param.type is int else float(value)
+        value = self._clamped(self._typed(value))
         if value not in self.cache:
-            seeds = [self.seed + r for r in range(self.repeats)] if self.method.random \
-                else [self.seed]
-            risks = []
-            for s in seeds:
-                rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value),
-                                        seed=s)
-                risks.append(self.risk.evaluate(self.dataset, rel, self.risk_params).value)
-            self.cache[value] = float(np.mean(risks))
+            try:
+                self.cache[value] = self._risk(value)
+            except SdcevalError as exc:
+                value = self._limit(value, exc)
         return self.cache[value]
+
+    def _limit(self, bad, exc: SdcevalError):
+        """The feasibility boundary between ``bad`` (refused) and the nearest value
+        evaluated (or, before any, the grid's and the default's), which becomes a
+        limit; returns it (its risk is in the cache)."""
+        tried = sorted(self.cache)
+        below, above = [v for v in tried if v < bad], [v for v in tried if v > bad]
+        if not below and not above:
+            for v in sorted({self._typed(g) for g in (self.param.grid or ())}
+                            | ({self._typed(self.param.default)}
+                               if self.param.default is not None else set()),
+                            key=lambda g: abs(g - bad)):
+                if v == bad:
+                    continue
+                try:
+                    self.cache[v] = self._risk(v)
+                except SdcevalError:
+                    continue
+                (below if v < bad else above).append(v)
+                break
+            else:
+                raise SdcevalError(f"{self.method.name}: no value of {self.param.name} it "
+                                   f"accepts on this data set ({exc})") from None
+        good = max(below) if below else min(above)
+        while True:
+            if self.param.type is int:
+                if abs(bad - good) <= 1:
+                    break
+                mid = (good + bad) // 2
+            else:
+                if abs(bad - good) <= 1e-3 * max(abs(good), abs(bad), 1e-12):
+                    break
+                mid = _mid(self.param, good, bad)
+            try:
+                self.cache[mid] = self._risk(mid)
+                good = mid
+            except SdcevalError:
+                bad = mid
+        self.limits[0 if good > bad else 1] = good
+        self.limit_note = (f"{self.param.name} is limited to "
+                           f"{'>=' if good > bad else '<='} {good:g} on this data set: {exc}")
+        return good
 
 
 def _clip(param: Param, value: float, n: int) -> float:
@@ -338,7 +414,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
         reachable=(float(min(values)), float(max(values))),
         params=knob.set(fixed, best[0]), steps=steps,
         monotone=_is_monotone(list(f.cache.items()), increasing),
-        domain=_domain_text(param, n))
+        domain=_domain_text(param, n), limit_note=f.limit_note)
 
 
 def _search_both_sides(param: Param, n: int, target: float, ends: list, increasing: bool,

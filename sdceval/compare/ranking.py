@@ -18,7 +18,6 @@ table, the CSV and the JSON).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -29,9 +28,9 @@ from sdceval.core.errors import SdcevalError
 from sdceval.catalog import get_measure, get_method
 from sdceval.core.registry import parse_assignments
 from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk, tuning
-
-DEFAULT_METHODS = ("mdav", "noise", "rank_swap", "multiplicative_noise")
-DEFAULT_UTILITIES = ("propensity", "emd")
+from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
+                                      comparison_defaults)
+from sdceval.core.frames import as_dataset, split_roles
 
 #: Defaults that were chosen because they reproduce the paper's figures, stated next to
 #: every ranking that uses them (measure -> (parameters, why)).  A ranking under these
@@ -78,7 +77,8 @@ def typed_params(method: str, params: dict) -> dict:
     a float parameter given as ``1`` -> ``1.0``), so outputs never store numbers as
     strings or integers as floats."""
     spec = get_method(method)
-    return {k: spec.param(k).parse(v, f"method {method!r}") for k, v in params.items()}
+    return {k: v if v is None else spec.param(k).parse(v, f"method {method!r}")
+            for k, v in params.items()}
 
 
 def typed_value(method: str, parameter: str, value):
@@ -142,37 +142,80 @@ class Comparison:
     measure_details: dict[str, dict[str, dict]] = field(default_factory=dict)
     risk_readings: dict[str, dict[str, float]] = field(default_factory=dict)
     utility_params: dict[str, tuple[str, dict]] = field(default_factory=dict)
+    #: method -> "risk" / utility label -> the value at each repeat (`MethodMatch`)
+    samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    def intervals(self) -> dict[str, dict[str, tuple[float, float]]]:
+        """method -> "risk" / utility -> its 95 % interval over the repeats (`interval`;
+        NaN with one repeat)."""
+        return {m: {k: interval(v) for k, v in got.items()}
+                for m, got in self.samples.items()}
+
+    def ranked(self) -> list[str]:
+        """The methods that reached the target (the ones ranked)."""
+        return [m.method for m in self.matches if m.bracketed]
+
+    def ties(self) -> dict[str, list[list[str]]]:
+        """utility -> groups of ranked methods whose intervals overlap (with repeats)."""
+        out: dict[str, list[list[str]]] = {}
+        table = self.table()
+        for u in self.utility_directions:
+            col = f"rank_{u}"
+            groups = [sorted(g.method) for _, g in table.dropna(subset=[col]).groupby(col)
+                      if len(g) > 1]
+            if groups:
+                out[u] = groups
+        return out
 
     def table(self) -> pd.DataFrame:
         """One row per method: ``method, parameter, value, risk, <risk readings>,
-        bracketed, evaluations, <utilities>, rank_<u>``.
+        bracketed, evaluations, <utilities>, rank_<u>``; with repeats, also
+        ``risk_lo, risk_hi`` and ``<u>_lo, <u>_hi``, the 95 % intervals over seeds.
 
         ``value`` keeps the parameter's registered type (object column: k is ``5``,
         not ``5.0``).  Ranks are 1 = best utility (least loss) among methods that reached
-        the target; a method whose target was not bracketed gets no rank."""
+        the target; a method whose target was not bracketed gets no rank.  With
+        repeats, a method's rank is 1 + the number of methods whose interval lies
+        entirely on the better side of its own: methods whose intervals overlap share a
+        rank (a tie that the noise of the seeds cannot break)."""
         readings = list(dict.fromkeys(k for m in self.matches
                                       for k in self.risk_readings.get(m.method, {})))
+        with_intervals = self.repeats > 1 and bool(self.samples)
+        ci = self.intervals() if with_intervals else {}
         rows = []
         for m in self.matches:
             row = {"method": m.method, "parameter": m.parameter,
                    "value": typed_value(m.method, m.parameter, m.value), "risk": m.risk}
+            if with_intervals:
+                row["risk_lo"], row["risk_hi"] = ci[m.method]["risk"]
             got = self.risk_readings.get(m.method, {})
             row.update({k: got.get(k, np.nan) for k in readings})
             row.update({"bracketed": m.bracketed, "evaluations": m.evaluations})
-            row.update(self.utilities[m.method])
+            for u, v in self.utilities[m.method].items():
+                row[u] = v
+                if with_intervals:
+                    row[f"{u}_lo"], row[f"{u}_hi"] = ci[m.method][u]
             rows.append(row)
         df = pd.DataFrame(rows)
         df["value"] = pd.Series([r["value"] for r in rows], dtype=object, index=df.index)
         ok = df["bracketed"].to_numpy(bool)
         for u, larger_worse in self.utility_directions.items():
+            if with_intervals:
+                df[f"rank_{u}"] = _overlap_ranks(df, u, ok, larger_worse)
+                continue
             vals = df[u].where(ok)
             df[f"rank_{u}"] = (vals if larger_worse else -vals).rank(method="min").astype("Int64")
         return df
 
     def footnotes(self) -> list[str]:
-        """Sentences to print under the ranking: risk readings that differ at "equal"
-        risk, and every fitted default the ranking depends on (`FITTED_CHOICES`)."""
-        notes = []
+        """Sentences to print under the ranking: methods left unranked and what to try,
+        ties the seeds cannot break, risk readings that differ at "equal" risk, and
+        every fitted default the ranking depends on (`FITTED_CHOICES`)."""
+        notes = [unreached_note(m, self.risk_measure, self.target)
+                 for m in self.matches if not m.bracketed]
+        for u, groups in self.ties().items():
+            notes.append(f"Tied on {u} (95 % intervals over {self.repeats} seeds overlap): "
+                         + "; ".join(", ".join(g) for g in groups) + ".")
         ok = [m for m in self.matches if m.bracketed]
         for key, name in (("reidentification_rate", "re-identification rate"),):
             vals = {m.method: self.risk_readings.get(m.method, {}).get(key) for m in ok}
@@ -203,10 +246,24 @@ class Comparison:
                 "matches": matches,
                 "utilities": self.utilities, "utility_details": self.measure_details,
                 "risk_readings": self.risk_readings,
+                "samples": self.samples,
                 "risk_curves": {k: [list(p) for p in v] for k, v in self.curves.items()},
                 "ranking": table.astype(object).where(table.notna(), None)
                 .to_dict(orient="records"),
                 "notes": self.footnotes()}
+
+
+def _overlap_ranks(df: pd.DataFrame, u: str, ok: np.ndarray, larger_worse: bool):
+    """1 + the number of ranked methods whose interval of ``u`` lies entirely on the
+    better side of this method's (`Comparison.table`); NA for unranked methods."""
+    lo, hi = df[f"{u}_lo"].to_numpy(float), df[f"{u}_hi"].to_numpy(float)
+    if not larger_worse:  # higher is better: negate so that lower is better
+        lo, hi = -hi, -lo
+    same = ~np.isfinite(lo) | ~np.isfinite(hi)  # no interval: the value itself
+    v = df[u].to_numpy(float) * (1 if larger_worse else -1)
+    lo, hi = np.where(same, v, lo), np.where(same, v, hi)
+    ranks = [1 + int(((hi < lo[i]) & ok).sum()) if ok[i] else pd.NA for i in range(len(df))]
+    return pd.array(ranks, dtype="Int64")
 
 
 def resolve_target(dataset, target, risk: str, risk_params: dict, seed: int
@@ -234,6 +291,8 @@ class MethodMatch:
     utilities: dict[str, float]
     details: dict[str, dict]
     risks: dict[str, float] = field(default_factory=dict)
+    #: per repeat, the matched risk (``"risk"``) and every utility at the matched point
+    samples: dict[str, list[float]] = field(default_factory=dict)
 
 
 def _readings(label: str, m) -> dict[str, float]:
@@ -272,35 +331,68 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     vals: dict[str, list] = {u: [] for u in utilities}
     rvals: dict[str, list] = {}
     det: dict[str, dict] = {}
-    for s in ([seed + r for r in range(repeats)] if spec.random else [seed]):
-        rel = spec.apply(dataset, res.params, seed=s)
+    risk_samples: list[float] = []
+    rel = None
+    for r in range(repeats):
+        # common random numbers: repeat r uses seed + r for every method, and for every
+        # measure with a seed of its own (a query workload, a k-means, a data split);
+        # a deterministic method's release is the same at every repeat
+        if rel is None or spec.random:
+            rel = spec.apply(dataset, res.params, seed=seed + r)
         for label, (name, up) in utilities.items():
-            m = get_measure(name).evaluate(dataset, rel, up)
+            m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, r))
             vals[label].append(m.value)
             det[label] = m.to_dict()
+        matched = risk_spec.evaluate(dataset, rel, _reseeded(risk, risk_params, r))
+        risk_samples.append(float(matched.value))
         # the matched measure itself: only its readings (its value is the `risk` column)
-        measured = [("", risk_spec.evaluate(dataset, rel, risk_params))]
-        measured += [(label, get_measure(name).evaluate(dataset, rel, rp))
+        measured = [("", matched)]
+        measured += [(label, get_measure(name).evaluate(dataset, rel, _reseeded(name, rp, r)))
                      for label, (name, rp) in (risks or {}).items()]
         for label, m in measured:
             for k, v in _readings(label, m).items():
                 rvals.setdefault(k, []).append(v)
     return MethodMatch(res, sorted(curve.cache.items()),
                        {u: float(np.mean(v)) for u, v in vals.items()}, det,
-                       {k: float(np.mean(v)) for k, v in rvals.items()})
+                       {k: float(np.mean(v)) for k, v in rvals.items()},
+                       {"risk": risk_samples, **{u: [float(x) for x in v]
+                                                 for u, v in vals.items()}})
+
+
+def _reseeded(measure: str, params: dict, repeat: int) -> dict:
+    """``params`` of ``measure`` for repeat ``repeat``: a measure with a ``seed``
+    parameter gets its seed (given or default) plus ``repeat``; repeat 0 is unchanged."""
+    if repeat == 0:
+        return params
+    spec = get_measure(measure)
+    if not any(p.name == "seed" for p in spec.params):
+        return params
+    base = spec.resolve(params)["seed"]
+    return {**params, "seed": int(base or 0) + repeat}
+
+
+def interval(samples, level: float = 0.95) -> tuple[float, float]:
+    """The ``level`` interval over seeds of a figure measured at ``n`` seeds: the
+    prediction interval of the value at one more seed, mean ± t · sd · √(1 + 1/n)
+    (Student's t with n − 1 degrees of freedom).  It answers "what would this release
+    give with another seed?", which is what decides whether two methods' order is real
+    or noise (a confidence interval of the mean, ± t · sd / √n, shrinks with n and
+    would call methods different whose releases overlap).  NaN for fewer than two
+    samples; a width of 0 where the figure does not depend on the seed."""
+    x = np.asarray(samples, dtype=np.float64)
+    n = len(x)
+    if n < 2 or not np.isfinite(x).all():
+        return (np.nan, np.nan)
+    from scipy import stats
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) * np.sqrt(1 + 1 / n))
+    return (float(x.mean() - half), float(x.mean() + half))
 
 
 def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
              reference: str | None, risk: str, risk_params: dict,
              utilities: dict[str, tuple[str, dict]], seed: int, repeats: int) -> Comparison:
-    """Collect per-method matches into a `Comparison` (warn on unreachable targets)."""
-    for mm in matches:
-        res = mm.result
-        if not res.bracketed:
-            warnings.warn(
-                f"{res.method}: target {risk} {target:.4g} not reachable with "
-                f"{res.parameter} in its bounds; {res.describe_reach()} (closest: "
-                f"{res.parameter}={res.value:g}); it is left unranked", stacklevel=2)
+    """Collect per-method matches into a `Comparison` (a method whose target was not
+    bracketed is listed, unranked, with a note: `Comparison.footnotes`)."""
     if not any(mm.result.bracketed for mm in matches):
         ranges = "; ".join(f"{mm.result.method}: {mm.result.describe_reach()}"
                            for mm in matches)
@@ -316,23 +408,51 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
         curves={mm.result.method: mm.curve for mm in matches},
         measure_details={mm.result.method: mm.details for mm in matches},
         risk_readings={mm.result.method: mm.risks for mm in matches},
-        utility_params=dict(utilities))
+        utility_params=dict(utilities),
+        samples={mm.result.method: mm.samples for mm in matches})
 
 
-def compare(dataset, methods=DEFAULT_METHODS, *, target="mdav:k=5",
-            risk: str = "linkage_risk", risk_params: dict | None = None,
-            utilities=DEFAULT_UTILITIES, seed: int = 0, repeats: int = 1,
+def unreached_note(res: BisectionResult, risk: str, target: float) -> str:
+    """Why a method is left unranked and what to try: the range of the risk it reaches
+    and, on the side the target lies, a target within it, another risk measure or
+    another parameter (for a method that enforces privacy models: another model)."""
+    lo, hi = res.reachable
+    side = "below" if target < lo else "above" if target > hi else "inside"
+    if lo == hi:
+        # a flat curve: the knob does not move this risk (bucketization and Anatomy
+        # publish the QIs exactly: they protect attributes, not identity)
+        tries = [f"a risk measure that {res.parameter} moves (e.g. attribute_inference "
+                 f"for a method that protects the sensitive attribute, not identity)"]
+    else:
+        tries = [f"a target within {lo:.4g}..{hi:.4g}"]
+    if side == "inside":
+        tries.append("more evaluations (the curve is not monotone)")
+    if res.params.get("models") is not None and lo != hi:
+        tries.append("another privacy model (--model), whose threshold reaches further")
+    return (f"{res.method}: target {risk} {target:.4g} not reachable with {res.parameter} "
+            f"in its bounds; {res.describe_reach()} (closest: {res.parameter}="
+            f"{res.value:g}); it is left unranked; try {', or '.join(tries)}")
+
+
+def compare(dataset, methods=None, *, target=None, risk: str | None = None,
+            risk_params: dict | None = None, utilities=None, seed: int = 0, repeats: int = 1,
             curves: bool = True, method_params: dict | None = None, risks=None,
-            progress: Callable[[str], None] | None = None, **bisect_kw) -> Comparison:
+            progress: Callable[[str], None] | None = None, **kwargs) -> Comparison:
     """Match each method to the target risk by bisection, then evaluate utilities.
 
     Parameters
     ----------
-    dataset : Dataset
-    methods : sequence of str
-    target : float or str
-        A risk value, or ``"method:param=value"`` whose risk is the target.
-    risk, risk_params : risk measure (default ``linkage_risk``) and its parameters.
+    dataset : Dataset or pandas.DataFrame
+        A DataFrame takes its roles as keywords (``qi=``, ``numeric=``, ``sensitive=``,
+        ... : `sdceval.core.frames.ROLE_KEYWORDS`); other keywords go to `bisect_risk`.
+    methods : sequence of str, optional
+        Default: every method the data set's roles allow, of both families
+        (`sdceval.compare.families`).
+    target : float or str, optional
+        A risk value, or ``"method:param=value"`` whose risk is the target; default
+        ``mdav:k=5`` with numeric attributes, else ``mondrian:k=5``.
+    risk, risk_params : risk measure and its parameters; default ``reidentification``
+        when the data set has quasi-identifiers, else ``linkage_risk``.
     utilities : str, list or dict
         Utility measures (``"propensity,emd"`` or ``{"propensity": {"model": ...}}``).
     seed, repeats : common random numbers for bisection; utilities are averaged over the
@@ -348,7 +468,12 @@ def compare(dataset, methods=DEFAULT_METHODS, *, target="mdav:k=5",
     -------
     Comparison
     """
-    risk_spec, risk_params, utils = check_comparison(methods, risk, risk_params, utilities)
+    roles, bisect_kw = split_roles(kwargs)
+    dataset = as_dataset(dataset, **roles)
+    chosen = comparison_defaults(dataset, methods, risk, target, utilities)
+    methods, risk, target = chosen["methods"], chosen["risk"], chosen["target"]
+    risk_spec, risk_params, utils = check_comparison(methods, risk, risk_params,
+                                                     chosen["utilities"])
     extra = check_risks(risks)
     say = progress or (lambda msg: None)
     target_value, reference = resolve_target(dataset, target, risk, risk_params, seed)

@@ -12,7 +12,7 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.hierarchy_builders import build_hierarchy
-from sdceval.core.schema import Schema, column_names
+from sdceval.core.schema import UNUSED_ROLES, Schema, column_names
 
 
 def identifier_range(values) -> tuple[int, int] | None:
@@ -36,9 +36,12 @@ def identifier_range(values) -> tuple[int, int] | None:
 class Dataset:
     """A validated table with a schema.
 
-    The caller's frame is copied and never modified.  Columns used by a role are checked
-    here (missing values, numeric kind for ``numeric`` columns, hierarchy coverage for
-    QIs), so methods and measures can trust them.
+    The caller's frame is copied and never modified.  Columns used by a role (any but
+    ``identifier`` and ``ignore``) are checked here (missing values, numeric kind for
+    ``numeric`` columns, hierarchy coverage for QIs), so methods and measures can trust
+    them.  Records with a missing value in a used column are refused, naming the columns
+    and counts, or removed when the schema says ``missing = "drop"`` (a note in
+    `messages` says how many).
 
     Parameters
     ----------
@@ -66,18 +69,32 @@ class Dataset:
         names = column_names(frame)  # refuses duplicated names
         self._frame = frame.reset_index(drop=True).copy()
         self._frame.columns = names  # on the copy: the caller's names stay as they were
-        used = [c.name for c in schema.columns if c.role != "ignore"]
+        used = [c.name for c in schema.columns if c.role not in UNUSED_ROLES]
         for c in used:
             if c not in self._frame.columns:
                 raise SdcevalError(f"data set {name!r}: schema column {c!r} is not in the data."
                                    f"{suggest(c, self._frame.columns)}")
         na = self._frame[used].isna().sum()
         na = na[na > 0]
+        notes = []
         if len(na):
             cols = ", ".join(f"{c!r} ({n} missing)" for c, n in na.items())
-            raise SdcevalError(
-                f"data set {name!r}: missing values in {cols}; drop or impute those records "
-                "first (e.g. frame.dropna(subset=[...])), sdceval does not guess them")
+            if schema.missing != "drop":
+                raise SdcevalError(
+                    f"data set {name!r}: missing values in {cols}; drop or impute those "
+                    "records first (e.g. frame.dropna(subset=[...])), or let sdceval remove "
+                    "them: --missing drop (in a schema file: missing = \"drop\"); sdceval "
+                    "does not guess them")
+            complete = self._frame[list(na.index)].notna().all(axis=1).to_numpy()
+            removed = int((~complete).sum())
+            if int(complete.sum()) < 2:
+                raise SdcevalError(
+                    f"data set {name!r}: only {int(complete.sum())} record(s) left once the "
+                    f"{removed} with missing values ({cols}) are removed; disclosure "
+                    "control needs at least 2")
+            self._frame = self._frame[complete].reset_index(drop=True)
+            notes.append(f"removed {removed} of {len(complete)} records with missing values "
+                         f"(missing = drop): {cols}; {len(self._frame)} records remain")
         for c in schema.numeric:
             if not pd.api.types.is_numeric_dtype(self._frame[c]) or \
                     pd.api.types.is_bool_dtype(self._frame[c]):
@@ -90,7 +107,6 @@ class Dataset:
                 raise SdcevalError(f"column {c!r} holds infinite values")
         for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
             self.codes(c)  # validates hierarchy coverage now, not deep inside a method
-        notes = []
         for role, cols in (("numeric attribute", schema.numeric),
                            ("quasi-identifier", schema.qis)):
             for c in cols:

@@ -4,6 +4,31 @@ Bundled data sets, SPEC §2: ``census`` (CASC Census, 1080 x 13 numeric), ``eia`
 EIA, 4092 records, 11 numeric attributes), ``adult`` (UCI Adult train+test without rows
 holding ``?``, 45222 records), ``adult-train`` (30162 records) and ``adult-arx`` (ARX's
 Adult: adult-train in ARX's column order with ARX's hierarchies, docs/arx.md).
+
+A user's own file (`open_dataset`) is read safely:
+
+* **identifiers**: a column that identifies the records (`identifier_reason`) gets role
+  ``identifier`` (never used, never published) unless a role names it explicitly (a
+  schema role, ``--qi``/``--numeric``/...: respected, with a note).  It identifies the
+  records when its name says so (`named_like_identifier`: the words ``id``, ``ssn``,
+  ``email``, ``phone``, ... of `IDENTIFIER_WORDS`, or a name/number word after a word
+  of `OWNER_WORDS`: ``patient_id``, ``PatientID``, ``first_name``, ``record_no``), or
+  when its values do (`unique_reason`): the record numbers 0..n-1 or 1..n; at least
+  `UNIQUE_MIN` whole numbers, all distinct; at least `UNIQUE_MIN` texts, more than
+  `TEXT_DISTINCT` of them distinct.  ``--keep`` (``passthrough=``) of such a column is
+  refused unless forced (``--keep-identifier``, ``keep_identifiers=``).
+* **codes with leading zeros** stay text: a CSV column that pandas reads as whole
+  numbers but whose cells, as written, include a number with a leading zero (``02116``,
+  ``007``) is read again as text, exactly as written (`LEADING_ZERO`), so that it is
+  categorical and a hierarchy masks it (``0211*``); a ``[kinds]`` entry or a numeric
+  hierarchy in the schema decides instead.
+* **roles inferred** when none is given: numeric columns get role ``numeric``,
+  identifiers role ``identifier``, the others ``ignore``; one note says so.
+* **missing values**: refused (the default) or, with ``missing="drop"`` (``--missing
+  drop``, ``missing = "drop"`` in the schema), the incomplete records are removed
+  (`Dataset`), with a note.
+* `schema_toml` writes the schema a data set was read with as the TOML file
+  ``--schema`` reads (``--print-schema``).
 """
 from __future__ import annotations
 
@@ -13,13 +38,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+import re
+
 import numpy as np
 import pandas as pd
 
-from sdceval.core.dataset import Dataset, identifier_range
+from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError, suggest, unknown
 from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.schema import ROLE_KEYS, Schema, load_hierarchies, role_names, text_columns
+from sdceval.core.inference import (identifiers_beside_roles, refuse_kept_identifiers,
+                                    identifier_columns, infer_roles)
+from sdceval.core.schema import (ROLE_KEYS, Schema, load_hierarchies, missing_policy,
+                                 role_names, schema_kinds, text_columns)
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -160,25 +190,36 @@ except ImportError:  # pragma: no cover - moved in a future pandas
 PARQUET_EXTRA = 'pip install "sdceval[parquet]"'
 
 
-def load_table(path, text: Iterable[str] = ()) -> pd.DataFrame:
+def load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = ()) -> pd.DataFrame:
     """Read a user's CSV or Parquet file with clear errors.
 
     Columns in ``text`` (codes: those with a categorical hierarchy or declared
     categorical) are read as text exactly as written, so ``02310`` stays ``02310`` and a
-    code ``NA`` stays ``NA``; in them only an empty field is a missing value.  Other
-    columns get pandas' usual types and missing-value markers.  Column names are text.
+    code ``NA`` stays ``NA``; in them only an empty field is a missing value.  So is a
+    CSV column read as whole numbers whose cells include a number written with a leading
+    zero (`LEADING_ZERO`), unless it is in ``numeric``.  Other columns get pandas' usual
+    types and missing-value markers.  Column names are text.
     """
+    return _load_table(path, text, numeric)[0]
+
+
+def _load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = ()
+                ) -> tuple[pd.DataFrame, dict]:
+    """`load_table`, and the columns read as text for their leading zeros (column -> a
+    cell with one)."""
     path = Path(path)
     shown = str(path)
     if not path.exists():
         raise SdcevalError(f"data file {shown!r} does not exist")
     text = [str(c) for c in text]
+    numeric = [str(c) for c in numeric]
     suffixes = "".join(path.suffixes).lower()
+    codes: dict = {}
     try:
         if suffixes.endswith((".parquet", ".pq")):
             df = _read_parquet(path, text)
         else:
-            df = _read_csv(path, text)
+            df, codes = _read_csv(path, text, numeric)
     except SdcevalError:
         raise
     except pd.errors.EmptyDataError:
@@ -187,7 +228,7 @@ def load_table(path, text: Iterable[str] = ()) -> pd.DataFrame:
         raise SdcevalError(f"cannot read {shown!r}: {exc}") from None
     if df.empty:
         raise SdcevalError(f"data file {shown!r} has no records")
-    return df
+    return df, codes
 
 
 def _read_parquet(path: Path, text: list) -> pd.DataFrame:
@@ -204,7 +245,11 @@ def _read_parquet(path: Path, text: list) -> pd.DataFrame:
     return df
 
 
-def _read_csv(path: Path, text: list) -> pd.DataFrame:
+#: a cell written as a number with a leading zero: a code (ZIP ``02116``), not a number
+LEADING_ZERO = re.compile(r"\s*0[0-9]+\s*", flags=re.ASCII)
+
+
+def _read_csv(path: Path, text: list, numeric: list = ()) -> tuple[pd.DataFrame, dict]:
     # the header as written: pandas renames a repeated name 'a' to 'a.1' silently
     first = pd.read_csv(path, nrows=1, header=None, dtype=str, keep_default_na=False)
     names = [str(v) for v in first.iloc[0].tolist()]
@@ -218,21 +263,50 @@ def _read_csv(path: Path, text: list) -> pd.DataFrame:
             f"data file {str(path)!r}: duplicated column name(s) {', '.join(map(repr, dup))} "
             "in the header; every column needs its own name: rename them in the file")
     if not text:
-        return pd.read_csv(path)
-    header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-    codes = [c for c in header if c in text]
-    na = {c: ([""] if c in codes else sorted(_NA_MARKERS)) for c in header}
-    df = pd.read_csv(path, keep_default_na=False, na_values=na)
+        df = pd.read_csv(path)
+        df.columns = [str(c) for c in df.columns]
+        codes = []
+    else:
+        header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        codes = [c for c in header if c in text]
+        na = {c: ([""] if c in codes else sorted(_NA_MARKERS)) for c in header}
+        df = pd.read_csv(path, keep_default_na=False, na_values=na)
+        df.columns = [str(c) for c in df.columns]
     # a column pandas parsed as text holds the cells as written; one it parsed as
     # numbers (02310 -> 2310) or booleans is read again as text (asking for dtype=str
-    # up front costs three times the parse on every column)
+    # up front costs three times the parse on every column); so is every column of
+    # whole numbers, to look for leading zeros in its cells as written
     parsed = [c for c in codes if not _is_text(df[c])]
-    if parsed:
-        raw = pd.read_csv(path, usecols=parsed, dtype={c: str for c in parsed},
-                          keep_default_na=False, na_values={c: [""] for c in parsed})
+    wholes = [c for c in df.columns if c not in codes and c not in numeric
+              and _whole_numbers(df[c])]
+    found: dict = {}
+    if parsed or wholes:
+        both = parsed + wholes
+        raw = pd.read_csv(path, usecols=both, dtype={c: str for c in both},
+                          keep_default_na=False, na_values={c: [""] for c in both})
+        raw.columns = [str(c) for c in raw.columns]
         for c in parsed:
             df[c] = raw[c]
-    return df
+        for c in wholes:
+            cells = raw[c].dropna()
+            cells = cells[cells.str.lstrip().str.startswith("0")]
+            lead = cells[cells.str.fullmatch(LEADING_ZERO)]
+            if len(lead):
+                df[c] = raw[c]
+                found[c] = str(lead.iloc[0]).strip()
+    return df, found
+
+
+def _whole_numbers(values: pd.Series) -> bool:
+    """Numbers (not booleans) that are all whole: integers, or floats with a missing
+    value (pandas reads a column of integers with a missing value as floats)."""
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    if pd.api.types.is_integer_dtype(values):
+        return True
+    x = values.to_numpy(dtype=float, na_value=np.nan)
+    x = x[~np.isnan(x)]
+    return bool(len(x)) and bool(np.all(np.isfinite(x) & (x == np.round(x))))
 
 
 def _is_text(values: pd.Series) -> bool:
@@ -247,21 +321,36 @@ def read_schema_file(path) -> Mapping:
 
 
 def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeric=None,
-                 label=None, passthrough=None) -> Dataset:
+                 label=None, passthrough=None, keep_identifiers=None, missing=None
+                 ) -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
     be changed the same way.
 
-    A file given without any role (no schema roles, no options) gets role ``numeric``
-    for its numeric columns, reported in `Dataset.messages`; a column holding the
-    distinct integers 0..n-1 or 1..n (a record number) is then refused rather than
-    masked and measured as an attribute.  `Dataset.input_files` lists every file read
-    (data, schema, hierarchies), so that outputs never overwrite them.
+    A file given without any role (no schema roles, no options) gets its roles inferred
+    (`infer_roles`): ``numeric`` for its numeric columns, ``identifier`` for the columns
+    that identify the records (`identifier_reason`: a record number, a patient id,
+    names), reported in `Dataset.messages`.  With roles given, a column they do not name
+    that identifies the records gets role ``identifier`` too (it is dropped either way),
+    and one they name is used as they say, with a note.  ``passthrough`` (``--keep``) of
+    such a column is refused unless it is also in ``keep_identifiers`` (or only there:
+    ``--keep-identifier``, which implies passthrough).  ``missing``: the missing-value
+    policy (``refuse`` or ``drop``; default: the schema file's ``missing``, else
+    refuse).  A CSV column of numbers written with leading zeros is read as text
+    (`load_table`).  `Dataset.input_files` lists every file read (data, schema,
+    hierarchies), so that outputs never overwrite them.
     """
+    asked = role_names(passthrough, "passthrough")
+    forced = role_names(keep_identifiers, "passthrough")
+    if forced:
+        passthrough = asked + [c for c in forced if c not in asked]
     overrides = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric,
                                        label=label, passthrough=passthrough).items()
                  if v is not None}
+    if missing is not None:
+        overrides["missing"] = missing_policy(missing, "--missing")
     file_spec = dict(read_schema_file(schema_file)) if schema_file else {}
+    declared = role_names(file_spec.get("identifier"), "identifier")
     moved: list = []
     spec = _override(file_spec, overrides, moved)
     base = Path(schema_file).parent if schema_file else None
@@ -270,12 +359,14 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
         ds = load_dataset(data)
         if schema_file is None and not overrides:
             return ds
+        refuse_kept_identifiers(ds.frame, asked, forced, declared)
         old = ds.schema
         hier = load_hierarchies(spec, base, frame=ds.frame)
         # roles not named keep the bundled schema's; hierarchies from the file add to
         # (or replace) the bundled ones
         bundled = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
-                   "label": old.label, "passthrough": old.passthrough}
+                   "label": old.label, "passthrough": old.passthrough,
+                   "identifier": old.identifiers, "missing": old.missing}
         moved_file: list = []
         moved = []
         merged = {**_override(_override(bundled, file_spec, moved_file), overrides, moved),
@@ -283,6 +374,8 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
                                      if c.hierarchy is not None}, **hier}}
         out = Dataset(ds.frame, Schema.from_mapping(ds.frame, merged), name=ds.name)
         out.input_files = tuple(schema_files + _sources(hier))
+        out.read_as_text = tuple(c for c in ds.frame.columns
+                                 if not pd.api.types.is_numeric_dtype(ds.frame[c]))
         notes = (_moved_notes(moved_file, f"bundled data set {data!r}",
                               "the schema file's roles")
                  + _moved_notes(moved, f"bundled data set {data!r}"
@@ -294,17 +387,31 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
         raise SdcevalError(
             f"{data!r} is neither a bundled data set nor an existing file."
             f"{suggest(data, BUNDLED)} Bundled: {', '.join(BUNDLED)}")
-    # hierarchies first: a column with a categorical hierarchy is read as text
+    # hierarchies first: a column with a categorical hierarchy is read as text, one with
+    # a numeric hierarchy or declared numeric as numbers
     hier = load_hierarchies(spec, base)
-    frame = load_table(path, text=text_columns(spec, hier))
-    notes = []
+    text = text_columns(spec, hier)
+    numbers = ([c for c, h in hier.items() if h.numeric]
+               + [c for c, k in schema_kinds(spec).items() if k == "numeric"])
+    frame, zeros = _load_table(path, text=text, numeric=numbers)
+    notes = [f"column{'s' if len(zeros) > 1 else ''} "
+             + ", ".join(f"{c!r} (e.g. {v!r})" for c, v in zeros.items())
+             + " read as text, exactly as written: numbers written with leading zeros "
+             "are codes (categorical: a hierarchy masks them, "
+             f"{next(iter(zeros.values()))[:-1]}*); declare [kinds] "
+             f"{next(iter(zeros))} = \"numeric\" in a schema to read numbers"] if zeros else []
+    ids = identifier_columns(frame)
+    refuse_kept_identifiers(frame, asked, forced, declared, ids)
     if not any(k in spec for k in ROLE_KEYS):
-        ignored = role_names(spec.get("ignore"), "ignore")
-        spec["numeric"], note = _infer_numeric(frame, path, ignored)
+        spec, note = infer_roles(frame, spec, ids)
         notes.append(note)
+    else:
+        spec, more = identifiers_beside_roles(frame, spec, ids, forced)
+        notes += more
     ds = Dataset(frame, Schema.from_mapping(frame, {**spec, "hierarchies": hier}),
                  name=path.stem)
     ds.input_files = tuple([path.resolve()] + schema_files + _sources(hier))
+    ds.read_as_text = tuple(dict.fromkeys(list(text) + list(zeros)))
     ds.messages = tuple(notes + _moved_notes(moved, "the schema file")) + ds.messages
     return ds
 
@@ -320,7 +427,7 @@ def _override(spec: Mapping, changes: Mapping, moved: list | None = None) -> dic
     file rather than conflict with it, except that a protected column (`PROTECTED_ROLES`)
     is never moved to passthrough: that is an error.  Each move is appended to ``moved``
     as ``(column, old role, new role)``, for a note to the user."""
-    roles = ROLE_KEYS + ("ignore",)
+    roles = ROLE_KEYS + ("identifier", "ignore")
     new_role = {n: r for r, v in changes.items() if r in roles for n in role_names(v, r)}
     out = dict(spec)
     for r in roles:
@@ -355,34 +462,6 @@ def _sources(hierarchies: Mapping[str, Hierarchy]) -> list[Path]:
     return list(dict.fromkeys(h.source for h in hierarchies.values() if h.source is not None))
 
 
-def _infer_numeric(frame: pd.DataFrame, path: Path, ignored=()) -> tuple[list[str], str]:
-    """Roles for a file given without any: its numeric columns (but the ``ignored``)
-    become ``numeric``.  A record-number column (`identifier_range`) is refused: masking
-    it would publish a perturbed row number and let it dominate the distance-based
-    risk."""
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
-               and not pd.api.types.is_bool_dtype(frame[c]) and c not in ignored]
-    ids = {c: r for c in numeric if (r := identifier_range(frame[c])) is not None}
-    if ids:
-        rest = [c for c in numeric if c not in ids]
-        c, (a, b) = next(iter(ids.items()))
-        others = (f"--numeric {','.join(rest)}" if rest else "--numeric COLUMNS")
-        quoted = ", ".join('"' + i + '"' for i in ids)
-        raise SdcevalError(
-            f"column{'s' if len(ids) > 1 else ''} {', '.join(map(repr, ids))} of "
-            f"{str(path)!r} look{'' if len(ids) > 1 else 's'} like a record identifier "
-            f"({c!r} holds the distinct integers {a}..{b}, one per record), and no roles were "
-            f"given, so it would be masked as an attribute; name the columns to protect "
-            f"with {others} (or --qi/--schema), or give it role 'ignore' in a schema file "
-            f"(ignore = [{quoted}])")
-    other = [c for c in frame.columns if c not in numeric and c not in ignored]
-    note = ("roles inferred from the data: numeric = " + (", ".join(numeric) or "(none)")
-            + (f"; ignored (not numeric) = {', '.join(other)}" if other else "")
-            + (f"; ignored (schema) = {', '.join(ignored)}" if ignored else "")
-            + "; give --numeric/--qi or --schema to choose")
-    return numeric, note
-
-
 def ref_of(dataset) -> dict | Dataset:
     """A picklable reference to ``dataset`` for worker processes: bundled data sets
     travel by name; others as the object itself."""
@@ -406,7 +485,10 @@ def _open_frozen(frozen: tuple) -> Dataset:
                         numeric=split(ref["numeric"]) if "numeric" in ref else None,
                         label=ref.get("label"),
                         passthrough=(split(ref["passthrough"]) if "passthrough" in ref
-                                     else None))
+                                     else None),
+                        keep_identifiers=(split(ref["keep_identifiers"])
+                                          if "keep_identifiers" in ref else None),
+                        missing=ref.get("missing"))
 
 
 def open_ref(ref) -> Dataset:

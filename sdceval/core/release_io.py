@@ -1,5 +1,9 @@
 """Read a release table back (``sdceval evaluate --release FILE``).
 
+A release file written by ``sdceval anonymize`` is published in a random row order; its
+private key file beside it puts the rows back in record order
+(`sdceval.core.release_order`: `write_release`, the key's format and checks).
+
 A release written by ``sdceval anonymize`` is a plain table that any tool can read.
 Reading it back recovers what measures need.  The kind is decided from the columns
 (SPEC §1, release kinds):
@@ -31,6 +35,8 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.loaders import load_table
 from sdceval.core.release import Release
+from sdceval.core.release_order import (check_record_order, key_path_for, read_key,
+                                        to_record_order, write_release)
 
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
 
@@ -100,28 +106,51 @@ def _combine(keys: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def read_release(dataset, path) -> Release:
-    """Load a release table row-aligned with ``dataset``."""
+def read_release(dataset, path, key=None) -> Release:
+    """Load a release table, in record order (row-aligned with ``dataset``).
+
+    ``key``: the release's private key file (`sdceval.core.release_order`); by default
+    the one beside the release (``masked.csv`` -> ``masked.private-key.csv``) if it
+    exists.  With a key, the key is checked against this release file and this data set
+    and the rows are put back in record order; without one, the release must be in
+    record order already (written with ``--keep-order``, or by another tool) and a
+    shuffled one is refused, naming the key file expected.  ``key=False``: the release
+    is in record order, read as it is (no key looked for, the order not checked).
+    """
     schema = dataset.schema
+    expected = key_path_for(path)
+    if key is None and expected.exists():
+        key = expected
+    perm = read_key(key, path, dataset) if key not in (None, False) else None
     text = schema.qis + ([schema.sensitive] if schema.sensitive else []) + ["bucket"]
     frame = load_table(path, text=text)
     if len(frame) != dataset.n:
         raise SdcevalError(
             f"release {str(path)!r} has {len(frame)} records but data set {dataset.name!r} has "
             f"{dataset.n}; a release must be row-aligned (one row per original record)")
-    return release_from_frame(dataset, frame, name=str(path))
+    if perm is not None:
+        return release_from_frame(dataset, to_record_order(frame, perm), name=str(path))
+    frame = frame.reset_index(drop=True)
+    cells = {q: _cells(dataset.hierarchy(q), frame[q], q)
+             for q in schema.qis if q in frame.columns}
+    if key is None:
+        check_record_order(dataset, frame, cells, release_path=path, key_path=expected)
+    return release_from_frame(dataset, frame, name=str(path), cells=cells)
 
 
-def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external") -> Release:
-    """A `Release` from a published table (see the module docstring for the kinds)."""
+def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
+                       cells: dict | None = None) -> Release:
+    """A `Release` from a published table in record order (see the module docstring for
+    the kinds); ``cells``: the `_cells` of its QI columns if already parsed."""
     schema = dataset.schema
     frame = frame.reset_index(drop=True)
     present = [q for q in schema.qis if q in frame.columns]
     if not present:
         return _make_release(dataset, frame, name, "external")
-    cells = {}
+    cells = dict(cells or {})
     for q in present:
-        cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
+        if q not in cells:
+            cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
     bucketized = "bucket" in frame.columns
     if not bucketized and any(c in frame.columns for c in schema.numeric):
         original = all(((lo == dataset.codes(q)) & (hi == lo)).all()
@@ -165,4 +194,4 @@ def _make_release(dataset, frame: pd.DataFrame, name: str, kind: str, **structur
     return Release(frame, name, kind=kind, dropped=dropped, **structure).check(dataset)
 
 
-__all__ = ["read_release", "release_from_frame"]
+__all__ = ["read_release", "release_from_frame", "write_release"]

@@ -3,7 +3,15 @@
 Roles: ``qi`` (quasi-identifier), ``sensitive``, ``numeric`` (attribute masked by the
 perturbative methods), ``label`` (class attribute for the classification metric),
 ``passthrough`` (published unchanged beside what the method protects, only because the
-user asked for it) and ``ignore`` (never published).  Kind is ``numeric`` or ``categorical``; a QI may carry a `Hierarchy`.
+user asked for it), ``identifier`` (a column that identifies the records: a patient
+number, a name; never used, never published, and never kept with ``--keep`` unless
+forced: `sdceval.core.loaders`) and ``ignore`` (never used nor published).  Kind is
+``numeric`` or ``categorical``; a QI may carry a `Hierarchy`.
+
+A schema also says what to do with records holding a missing value in a column it uses
+(any role but ``identifier`` and ``ignore``): ``missing = "refuse"`` (the default: the
+data set is refused, with the columns and counts named) or ``"drop"`` (those records are
+removed, and the data set says how many: `Dataset.messages`).
 """
 from __future__ import annotations
 
@@ -17,7 +25,11 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain, suggest
 from sdceval.core.hierarchy import Hierarchy
 
-ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore")
+ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "identifier", "ignore")
+#: roles whose columns are neither used nor published (nor checked for missing values)
+UNUSED_ROLES = ("identifier", "ignore")
+#: what to do with records holding a missing value in a used column (``missing = ...``)
+MISSING_POLICIES = ("refuse", "drop")
 KINDS = ("numeric", "categorical")
 #: roles that hold one column at most (a one-element list is accepted, pycanon's convention)
 SINGLE_ROLES = ("sensitive", "label")
@@ -72,10 +84,24 @@ class ColumnSpec:
     hierarchy: Hierarchy | None = field(default=None, compare=False)
 
 
-class Schema:
-    """The roles, kinds and hierarchies of a data set's columns."""
+def missing_policy(value, where: str = "schema") -> str:
+    """``value`` checked as a missing-value policy (`MISSING_POLICIES`); None -> refuse."""
+    if value is None:
+        return "refuse"
+    if value not in MISSING_POLICIES:
+        raise SdcevalError(
+            f"{where}: missing = {plain(value)!r}: the policy for records with missing "
+            "values is \"refuse\" (the default) or \"drop\"."
+            + suggest(str(value), MISSING_POLICIES))
+    return value
 
-    def __init__(self, columns: Iterable[ColumnSpec]):
+
+class Schema:
+    """The roles, kinds and hierarchies of a data set's columns, and what to do with
+    records holding missing values (``missing``: `MISSING_POLICIES`)."""
+
+    def __init__(self, columns: Iterable[ColumnSpec], missing: str = "refuse"):
+        self.missing = missing_policy(missing)
         self.columns = tuple(c if isinstance(c.name, str) else
                              ColumnSpec(str(c.name), c.role, c.kind, c.hierarchy)
                              for c in columns)
@@ -122,6 +148,11 @@ class Schema:
         return self.names("passthrough")
 
     @property
+    def identifiers(self) -> list[str]:
+        """Columns that identify the records (never used nor published)."""
+        return self.names("identifier")
+
+    @property
     def sensitive(self) -> str | None:
         s = self.names("sensitive")
         return s[0] if s else None
@@ -153,7 +184,7 @@ class Schema:
                 if n not in mapping:
                     raise SdcevalError(f"unknown column {n!r}.{suggest(n, mapping)}")
                 out[n] = ColumnSpec(n, role, mapping[n].kind, mapping[n].hierarchy)
-        return Schema(out.values())
+        return Schema(out.values(), missing=self.missing)
 
     @classmethod
     def from_roles(cls, frame: pd.DataFrame, *, qi: Iterable[str] | str = (),
@@ -163,9 +194,12 @@ class Schema:
                    hierarchies: Mapping[str, Hierarchy] | None = None,
                    kinds: Mapping[str, str] | None = None,
                    passthrough: Iterable[str] | str = (),
-                   ignore: Iterable[str] | str = ()) -> "Schema":
+                   ignore: Iterable[str] | str = (),
+                   identifier: Iterable[str] | str = (),
+                   missing: str | None = None) -> "Schema":
         """Build a schema from role lists; unnamed columns are ignored (``ignore`` names
-        some explicitly: checked like the other roles).
+        some explicitly: checked like the other roles).  ``missing``: the policy for
+        records with missing values (`MISSING_POLICIES`, default ``refuse``).
 
         A role may be given as one name or a list (``qi="age"`` is ``qi=["age"]``;
         ``sensitive=["diag"]`` is ``sensitive="diag"``).  Column names are text: integer
@@ -179,7 +213,8 @@ class Schema:
         kinds = {str(k): v for k, v in dict(kinds or {}).items()}
         roles: dict[str, str] = {}
         given = [("qi", qi), ("sensitive", sensitive), ("numeric", numeric),
-                 ("label", label), ("passthrough", passthrough), ("ignore", ignore)]
+                 ("label", label), ("passthrough", passthrough),
+                 ("identifier", identifier), ("ignore", ignore)]
         for role, value in given:
             for n in role_names(value, role):
                 if n not in position:
@@ -209,7 +244,7 @@ class Schema:
                 kind = ("numeric" if pd.api.types.is_numeric_dtype(values)
                         and not pd.api.types.is_bool_dtype(values) else "categorical")
             cols.append(ColumnSpec(n, roles.get(n, "ignore"), kind, h))
-        return cls(cols)
+        return cls(cols, missing=missing_policy(missing))
 
     @classmethod
     def from_mapping(cls, frame: pd.DataFrame, spec: Mapping, base_dir: Path | None = None
@@ -221,7 +256,9 @@ class Schema:
             numeric = []
             label = "income"
             passthrough = ["region"]              # published unchanged, on request
-            ignore = ["id"]                       # never used nor published (the default)
+            identifier = ["patient_id"]           # identifies the records: never published
+            ignore = ["notes"]                    # never used nor published (the default)
+            missing = "drop"                      # or "refuse" (the default)
             [hierarchies]
             age = "hierarchies/age.csv"           # numeric or not: see load_hierarchies
             zip = {file = "zip.csv", numeric = false}
@@ -238,13 +275,15 @@ class Schema:
                               numeric=spec.get("numeric", ()), label=spec.get("label"),
                               hierarchies=hierarchies, kinds=schema_kinds(spec),
                               passthrough=spec.get("passthrough", ()),
-                              ignore=spec.get("ignore", ()))
+                              ignore=spec.get("ignore", ()),
+                              identifier=spec.get("identifier", ()),
+                              missing=missing_policy(spec.get("missing")))
 
 
-SCHEMA_KEYS = {"qi", "sensitive", "numeric", "label", "passthrough", "ignore", "hierarchies",
-               "kinds"}
+SCHEMA_KEYS = {"qi", "sensitive", "numeric", "label", "passthrough", "identifier", "ignore",
+               "hierarchies", "kinds", "missing"}
 #: the keys of a schema that give roles (a schema without any lets the loader infer the
-#: roles of the columns it does not list under ``ignore``)
+#: roles of the columns it does not list under ``ignore`` or ``identifier``)
 ROLE_KEYS = ("qi", "sensitive", "numeric", "label", "passthrough")
 
 

@@ -19,40 +19,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdceval.catalog import get_measure, get_method
-from sdceval.compare.ranking import (DEFAULT_METHODS, DEFAULT_UTILITIES, Comparison,
-                                     MethodMatch, assemble, check_comparison, check_risks,
-                                     match_method, parse_measure_list, parse_reference,
-                                     resolve_target)
+from sdceval.compare.families import comparison_defaults
+from sdceval.compare.ranking import (Comparison, MethodMatch, assemble, check_comparison,
+                                     check_risks, match_method, parse_measure_list,
+                                     parse_reference, resolve_target)
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.core.registry import Param
 from sdceval.experiments.jobs import register_job_kind, task_progress
 
-RISK = Param("risk", str, default="linkage_risk",
+RISK = Param("risk", str, default=None,
              description="risk measure matched, parameters after a colon "
-                         "(linkage_risk:aggregate=mean)")
-TARGET = Param("target", str, default="mdav:k=5",
+                         "(linkage_risk:aggregate=mean); default reidentification when the "
+                         "data set has quasi-identifiers, else linkage_risk "
+                         "(sdceval.compare.families)")
+TARGET = Param("target", str, default=None,
                description="target risk: a number on the risk measure's scale, or a "
-                           "reference method:param=value whose risk is the target")
+                           "reference method:param=value whose risk is the target; default "
+                           "mdav:k=5 with numeric attributes, else mondrian:k=5")
 
 
 def validate_comparison_options(opts: dict) -> None:
     """Check a ``[[comparison]]`` job's options before anything runs (every name and
     parameter against its registry)."""
-    for m in opts.get("methods", DEFAULT_METHODS):
+    for m in opts.get("methods") or ():
         get_method(m)
     for m, params in opts.get("method_params", {}).items():
         get_method(m).resolve(params)
-    risk, rparams = parse_reference(opts.get("risk", RISK.default))
-    get_measure(risk).resolve(rparams)
-    target = opts.get("target", TARGET.default)
+    if opts.get("risk") is not None:
+        risk, rparams = parse_reference(opts["risk"])
+        get_measure(risk).resolve(rparams)
+    target = opts.get("target")
     if isinstance(target, str):
         try:
             float(target)
         except ValueError:
             name, params = parse_reference(target)
             get_method(name).resolve(params)
-    parse_measure_list(opts.get("utilities", DEFAULT_UTILITIES))
+    if opts.get("utilities") is not None:
+        parse_measure_list(opts["utilities"])
     check_risks(opts.get("risks"))
 
 
@@ -71,13 +76,15 @@ def comparison_result(job, executor, say, seed: int, repeats: int) -> Comparison
     o = job.options
     ref = job.data_ref()
     ds = open_ref(ref)
-    methods = list(o.get("methods", DEFAULT_METHODS))
-    risk, rparams = parse_reference(o.get("risk", RISK.default))
-    _, rparams, utils = check_comparison(methods, risk, rparams,
-                                         o.get("utilities", DEFAULT_UTILITIES))
+    # what the data set's roles call for where the job does not say (both families on
+    # a file with QIs and numeric attributes: sdceval.compare.families)
+    chosen = comparison_defaults(ds, o.get("methods"), o.get("risk"), o.get("target"),
+                                 o.get("utilities"))
+    methods = chosen["methods"]
+    risk, rparams = parse_reference(chosen["risk"])
+    _, rparams, utils = check_comparison(methods, risk, rparams, chosen["utilities"])
     risks = check_risks(o.get("risks"))
-    target, reference = resolve_target(ds, o.get("target", TARGET.default), risk, rparams,
-                                       seed)
+    target, reference = resolve_target(ds, chosen["target"], risk, rparams, seed)
     say(f"{job.tag}target {risk} = {target:.6g}"
         + (f" (risk of {reference})" if reference else "")
         + f"; matching {len(methods)} methods")

@@ -1,3 +1,4 @@
 """Risk, utility and information-loss measures.  Each module registers its measures."""
 from sdceval.measures import (attribute_disclosure, emd, il1s, information_loss, linkage,
-                              privacy_checks, propensity, queries, utility_loss)
+                              ml_utility, privacy_checks, propensity, queries,
+                              reidentification, utility_loss)

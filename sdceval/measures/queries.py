@@ -1,21 +1,57 @@
-"""Aggregate query answering: relative error of random COUNT queries (Li & Li 2009, §5.2).
+"""Aggregate query answering: relative error of random COUNT queries (Li & Li 2009, §5.2),
+answered from any kind of release (SPEC §4, "Utility on every release").
 
 A query is ``SELECT COUNT(*) WHERE A_1 ∈ b_1 AND ... AND A_qd ∈ b_qd AND S = s``: ``qd``
-distinct QIs drawn at random, on each a random set ``b_a`` of values covering a fraction
-``sel`` of that QI's domain, and one sensitive value ``s``.  The actual count comes from
-the original table, the reconstructed count from the release under the uniform
-assumption (as for U_loss, see `UniformEstimator`), and
+distinct query attributes drawn at random, on each a random set ``b_a`` of values
+covering a fraction ``sel`` of that attribute's domain, and one sensitive value ``s``.
+The actual count comes from the original table, the reconstructed count from the release
+(`UniformEstimator`), and
 
     ρ = (1/|Q|) Σ_q |rec_count_q − act_count_q| / act_count_q × 100
 
 over the queries with a non-zero actual count (the ratio is undefined otherwise).
 
+Query attributes
+----------------
+The QIs (Li & Li's workload), then, only when the data set has them, the
+``numeric``-role attributes (what perturbative methods protect), in schema order.  The
+workload is drawn attribute by attribute in that order from one seeded generator, so a
+data set without numeric attributes gets exactly the queries it got before numeric
+attributes were added (the Li & Li reproduction on Adult is unchanged).  A data set
+without a sensitive attribute gets queries without the ``S = s`` term (plain counts of
+the attribute predicates; no sensitive value is drawn); one with neither QIs nor numeric
+attributes has nothing to query (an error).  Passthrough columns are not query
+attributes.
+
+Answering from every release (reconstructed counts)
+---------------------------------------------------
+* generalized cells (generalization, Mondrian): the uniform assumption, each released
+  record weighted by ``|cell ∩ b_a| / |cell|`` in leaves, as for U_loss (Li & Li §4.2);
+* bucketized releases: exact QIs, each record carries its bucket's sensitive
+  distribution;
+* published numbers (perturbative releases: MDAV, noise, rank swapping, multiplicative
+  noise; numeric columns of an external table) are taken exactly: a released value
+  counts (weight 1) when it lies in the predicate's value interval, else 0;
+* a column the release does not publish is *fully suppressed* (SPEC §4): its cell is the
+  whole domain, weight ``|b_a| / |domain_a|``, uniform over the hierarchy's leaves (for a
+  numeric attribute: over its distinct original values, not over the value range); an
+  unpublished sensitive attribute (perturbative releases drop it) is uniform over its
+  values, ``1/m`` per value — not the table's distribution, which the release does not
+  publish either.
+
+Edges of a range predicate.  On a numeric attribute ``b_a`` is a contiguous run of the
+hierarchy's leaves (the sorted distinct original values ``v_i..v_j``), i.e. the closed
+value interval ``[v_i, v_j]``, the query ``A BETWEEN v_i AND v_j`` an analyst would run
+on the released table: a perturbed value ``y`` counts when ``v_i <= y <= v_j`` (both ends
+included; a value between ``v_j`` and ``v_{j+1}`` is outside).  Original values are
+leaves, so the original table answers every query exactly.
+
 Decisions where the paper is silent (documented here and in the docstring):
 
 * ``sel`` is read, by default (``selectivity="overall"``), as the *expected selectivity
   of the whole predicate*, as in the workload of Anatomy (Xiao & Tao 2006) that Li & Li
-  cite for it: each chosen QI covers a fraction ``sel^(1/qd)`` of its domain, so the
-  query region has volume ``sel`` whatever ``qd``.  Only this reading explains the
+  cite for it: each chosen attribute covers a fraction ``sel^(1/qd)`` of its domain, so
+  the query region has volume ``sel`` whatever ``qd``.  Only this reading explains the
   paper's Fig. 3(c) finding ("when query selectivity is fixed, the number of points in
   the retrieved region is larger when qd is larger").  The literal reading of §5.2
   ("the fraction of selected values for each quasi-identifier") is
@@ -23,15 +59,19 @@ Decisions where the paper is silent (documented here and in the docstring):
   (qd=4, sel=0.05, 1000 queries): per-QI answers only 151 queries with a median true
   count of 2, so tiny counts dominate and the error is not even monotone in k (Mondrian
   k=100 188 % > suppressed 128 %); overall answers 923 and orders releases sensibly.
-  The domain is the QI's hierarchy leaves; at least one value is selected.
-* Categorical QIs get a random subset of leaves; numeric QIs (interval hierarchies) a
-  random contiguous run of leaves, i.e. a range predicate.
+  The domain is the attribute's hierarchy leaves; at least one value is selected.
+* Categorical attributes get a random subset of leaves; numeric ones (interval
+  hierarchies) a random contiguous run of leaves, i.e. a range predicate.
 * ``s`` is drawn uniformly from the sensitive domain.
-* Defaults ``qd = min(4, number of QIs)``, ``sel = 0.05``: the values the paper fixes
-  in Fig. 3(b) and 3(c), except that a data set with fewer than 4 QIs gets queries on
-  all of its QIs (``qd`` cannot exceed the number of QIs; an explicit larger ``qd`` is
-  an error).  The registry's default is ``None``, meaning that rule (`default_qd`).
+* Defaults ``qd = min(4, number of query attributes)``, ``sel = 0.05``: the values the
+  paper fixes in Fig. 3(b) and 3(c), except that a data set with fewer than 4 query
+  attributes gets queries on all of them (``qd`` cannot exceed their number; an
+  explicit larger ``qd`` is an error).  The registry's default is ``None``, meaning
+  that rule (`default_qd`).
 * The same ``seed`` gives the same queries for every release compared.
+* A generalized or bucketized release must carry its cells (`Release.cells`); a
+  perturbative release of a data set without numeric attributes publishes nothing a
+  perturbative method protects (no method makes one) and is refused.
 """
 from __future__ import annotations
 
@@ -44,8 +84,7 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import Release, require
-from sdceval.measures.attribute_disclosure import identity_release
+from sdceval.core.release import KINDS, Release, require
 from sdceval.measures.utility_loss import Predicates, UniformEstimator
 
 
@@ -56,9 +95,10 @@ class CountQueries:
     Attributes
     ----------
     predicates : Predicates
-        The QI part of every query.
+        The attribute part of every query (over `query_attributes`).
     sensitive : ndarray of int, shape (n_queries,)
-        The sensitive value code each query counts.
+        The sensitive value code each query counts; ``-1`` for every query of a data set
+        without a sensitive attribute (no ``S = s`` term).
     actual : ndarray of float, shape (n_queries,)
         Counts in the original table.
     """
@@ -73,28 +113,38 @@ class CountQueries:
 
 _QUERIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-#: the paper's predicate dimension (Li & Li 2009 Fig. 3(b)); capped by the number of QIs
+#: the paper's predicate dimension (Li & Li 2009 Fig. 3(b)); capped by the number of
+#: query attributes
 PAPER_QD = 4
 
 
-def default_qd(n_qis: int) -> int:
-    """``qd`` when none is given: ``min(4, n_qis)`` (module notes)."""
-    return min(PAPER_QD, n_qis)
+def default_qd(n_attributes: int) -> int:
+    """``qd`` when none is given: ``min(4, n_attributes)`` (module notes)."""
+    return min(PAPER_QD, n_attributes)
+
+
+def query_attributes(dataset) -> tuple[str, ...]:
+    """The attributes a query may constrain: the QIs, then the ``numeric``-role
+    attributes (module notes)."""
+    return tuple(dataset.schema.qis) + tuple(dataset.schema.numeric)
 
 
 def random_queries(dataset, n_queries: int = 1000, qd: int | None = None,
                    sel: float = 0.05, seed: int = 0, selectivity: str = "overall"
                    ) -> CountQueries:
     """Draw (and cache per data set) ``n_queries`` COUNT queries; see the module notes.
-    ``qd=None`` is `default_qd` of the data set's number of QIs."""
-    require(dataset, ("qis", "sensitive"), "query_error")
-    qis = tuple(dataset.schema.qis)
-    if qd is None:
-        qd = default_qd(len(qis))
-    if not 1 <= qd <= len(qis):
+    ``qd=None`` is `default_qd` of the data set's number of query attributes."""
+    attrs = query_attributes(dataset)
+    if not attrs:
         raise SdcevalError(
-            f"query_error: qd={qd} must be between 1 and the number of quasi-identifiers "
-            f"({len(qis)}: {', '.join(qis)})")
+            f"query_error needs quasi-identifiers or numeric attributes to query, but data "
+            f"set {dataset.name!r} has neither; give some columns role 'qi' or 'numeric'")
+    if qd is None:
+        qd = default_qd(len(attrs))
+    if not 1 <= qd <= len(attrs):
+        raise SdcevalError(
+            f"query_error: qd={qd} must be between 1 and the number of query attributes "
+            f"(quasi-identifiers and numeric attributes; {len(attrs)}: {', '.join(attrs)})")
     if not 0 < sel <= 1:
         raise SdcevalError(f"query_error: sel must be a fraction in (0, 1], got {sel}")
     if n_queries < 1:
@@ -103,21 +153,20 @@ def random_queries(dataset, n_queries: int = 1000, qd: int | None = None,
         raise SdcevalError(f"query_error: selectivity must be 'overall' or 'per_qi', "
                            f"got {selectivity!r}")
     frac = float(sel) ** (1.0 / qd) if selectivity == "overall" else float(sel)
-    key = (qis, int(n_queries), int(qd), frac, int(seed))
+    key = (attrs, dataset.schema.sensitive, int(n_queries), int(qd), frac, int(seed))
     per_ds = _QUERIES.setdefault(dataset, {})
     if key not in per_ds:
-        per_ds[key] = _draw(dataset, qis, int(n_queries), int(qd), frac, int(seed))
+        per_ds[key] = _draw(dataset, attrs, int(n_queries), int(qd), frac, int(seed))
     return per_ds[key]
 
 
-def _draw(dataset, qis, n_queries, qd, sel, seed) -> CountQueries:
-    m = dataset.hierarchy(dataset.schema.sensitive).n_leaves
+def _draw(dataset, attrs, n_queries, qd, sel, seed) -> CountQueries:
     rng = np.random.default_rng(seed)
-    hier = [dataset.hierarchy(q) for q in qis]
-    rows = [[] for _ in qis]
-    select = np.full((n_queries, len(qis)), -1, dtype=np.int64)
+    hier = [dataset.hierarchy(a) for a in attrs]
+    rows = [[] for _ in attrs]
+    select = np.full((n_queries, len(attrs)), -1, dtype=np.int64)
     for i in range(n_queries):        # draws only; nothing here touches the records
-        for a in np.sort(rng.choice(len(qis), size=qd, replace=False)):
+        for a in np.sort(rng.choice(len(attrs), size=qd, replace=False)):
             n_leaves = hier[a].n_leaves
             size = min(n_leaves, max(1, math.ceil(sel * n_leaves - 1e-9)))
             row = np.zeros(n_leaves, dtype=bool)
@@ -128,36 +177,66 @@ def _draw(dataset, qis, n_queries, qd, sel, seed) -> CountQueries:
                 row[rng.choice(n_leaves, size=size, replace=False)] = True
             select[i, a] = len(rows[a])
             rows[a].append(row)
-    sensitive = rng.integers(0, m, size=n_queries)
-    preds = Predicates(qis, [np.array(r, dtype=bool).reshape(len(r), h.n_leaves)
-                             for r, h in zip(rows, hier)], select)
-    # exact cells give 0/1 weights, so the reconstruction of the original is its count
-    actual = np.rint(UniformEstimator(dataset, identity_release(dataset), "query_error")
-                     .counts(preds, sensitive))
+    col = dataset.schema.sensitive
+    if col is None:                   # no S = s term, and no draw for it
+        sensitive = np.full(n_queries, -1, dtype=np.int64)
+    else:
+        sensitive = rng.integers(0, dataset.hierarchy(col).n_leaves, size=n_queries)
+    preds = Predicates(attrs, [np.array(r, dtype=bool).reshape(len(r), h.n_leaves)
+                               for r, h in zip(rows, hier)], select)
+    queries = CountQueries(preds, sensitive, np.zeros(n_queries))
+    # exact cells and the original values give 0/1 weights: the reconstruction of the
+    # original is its count
+    actual = np.rint(reconstructed_counts(dataset, original_release(dataset), queries))
     return CountQueries(preds, sensitive, actual)
 
 
+def original_release(dataset) -> Release:
+    """The original table as a release: every QI an exact cell (``lo = hi = code``),
+    the numeric attributes and the sensitive values published unchanged."""
+    s = dataset.schema
+    cols = list(query_attributes(dataset)) + ([s.sensitive] if s.sensitive else [])
+    cells = {q: (dataset.codes(q), dataset.codes(q)) for q in s.qis}
+    return Release(dataset.frame[cols], "original", kind="generalized",
+                   classes=np.zeros(dataset.n, dtype=np.int64), cells=cells,
+                   sensitive_codes=dataset.codes(s.sensitive) if s.sensitive else None,
+                   info={"baseline": "the original table"}).check(dataset)
+
+
+def reconstructed_counts(dataset, release: Release, queries: CountQueries) -> np.ndarray:
+    """Each query's count reconstructed from ``release`` (module notes), shape
+    ``(len(queries),)``."""
+    attrs = tuple(queries.predicates.qis)
+    est = UniformEstimator(dataset, release, "query_error", columns=attrs)
+    # without a sensitive attribute the estimator's one "value" (code 0) is the record
+    return est.counts(queries.predicates, np.maximum(queries.sensitive, 0))
+
+
 @register_measure(
-    "query_error", category="utility", direction="lower_is_better",
-    kinds=("generalized", "bucketized"), needs=("qis", "sensitive", "cells"),
+    "query_error", category="utility", direction="lower_is_better", kinds=KINDS,
     params=[
         Param("n_queries", int, default=1000, low=1,
               description="number of random COUNT queries (the paper uses 1000)"),
         Param("qd", int, default=None, low=1,
-              description="predicate dimension: QIs per query, at most the number of QIs; "
-                          "default min(4, number of QIs) (4 is the paper's)"),
+              description="predicate dimension: attributes per query (QIs, then numeric "
+                          "attributes), at most their number; default min(4, their "
+                          "number) (4 is the paper's)"),
         Param("sel", float, default=0.05, low=0, high=1, low_inclusive=False,
-              unit="fraction of a QI's domain",
-              description="query selectivity: fraction of each chosen QI's values selected"),
+              unit="fraction of an attribute's domain",
+              description="query selectivity: fraction of each chosen attribute's values "
+                          "selected"),
         Param("seed", int, default=0, low=0,
               description="seed of the query workload (same queries for every release)"),
         Param("selectivity", str, default="overall", choices=("overall", "per_qi"),
-              description="'overall': sel is the predicate's selectivity, each QI covers "
-                          "sel^(1/qd) (Anatomy's workload); 'per_qi': each QI covers sel"),
+              description="'overall': sel is the predicate's selectivity, each attribute "
+                          "covers sel^(1/qd) (Anatomy's workload); 'per_qi': each covers "
+                          "sel"),
     ],
-    description="aggregate query answering (Li & Li 2009 §5.2): mean relative error (%) of "
-                "random COUNT queries on qd QIs and one sensitive value, reconstructed under "
-                "the uniform assumption")
+    description="aggregate query answering (Li & Li 2009 §5.2), from any release: mean "
+                "relative error (%) of random COUNT queries on qd attributes (QIs, numeric "
+                "attributes) and one sensitive value; generalized cells under the uniform "
+                "assumption, buckets by their distributions, published numbers exactly, "
+                "unpublished columns fully suppressed")
 def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None = None,
                 sel: float = 0.05, seed: int = 0, selectivity: str = "overall"
                 ) -> Measurement:
@@ -166,17 +245,19 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     Parameters
     ----------
     dataset : Dataset
-        Original data with QIs and a sensitive attribute.
+        Original data with QIs and/or numeric attributes (the query attributes) and,
+        optionally, a sensitive attribute (without one, queries have no ``S = s`` term).
     release : Release
-        Must carry `Release.cells` for every QI (as for `u_loss`).
+        Any kind; a generalized or bucketized release must carry `Release.cells`.
     n_queries : int
         Number of queries drawn.
     qd : int or None
-        Number of QIs in each query's predicate; ``None``: ``min(4, number of QIs)``
-        (`default_qd`).
+        Number of attributes in each query's predicate; ``None``: ``min(4, number of
+        query attributes)`` (`default_qd`).
     sel : float
-        Query selectivity: with ``selectivity="overall"`` each chosen QI covers
-        ``ceil(sel^(1/qd) · |domain|)`` values; with ``"per_qi"`` ``ceil(sel · |domain|)``.
+        Query selectivity: with ``selectivity="overall"`` each chosen attribute covers
+        ``ceil(sel^(1/qd) · |domain|)`` values; with ``"per_qi"`` ``ceil(sel ·
+        |domain|)``.
     seed : int
         Seed of the workload; fixed so that every release answers the same queries.
 
@@ -184,22 +265,30 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     -------
     Measurement
         ``value`` = ρ in percent; ``details``: ``n_queries``, ``n_answered`` (queries
-        with a non-zero actual count, the ones averaged), ``median`` and ``qd`` (the
-        predicate dimension used).
+        with a non-zero actual count, the ones averaged), ``median``, ``qd`` (the
+        predicate dimension used) and ``attributes`` (the query attributes).
 
     Notes
     -----
     ``ρ = mean_q |rec_q − act_q| / act_q × 100`` over queries with ``act_q > 0``.
     Reconstructed counts weight each released record by the fraction of its cell's
-    leaves inside the predicate, times its sensitive value (generalization) or its
-    bucket's sensitive distribution (bucketization).  See the module docstring for the
-    decisions on ``sel``, value sets and the sensitive value.
+    leaves inside the predicate (a published number: 1 inside the closed value
+    interval, 0 outside; an unpublished column: the whole domain), times its sensitive
+    value (generalization), its bucket's sensitive distribution (bucketization) or
+    ``1/m`` (not published).  See the module docstring for the decisions.
     """
+    if release.kind in ("generalized", "bucketized"):
+        require(dataset, ("cells",), "query_error", release)
+    if release.kind == "perturbative" and not dataset.schema.numeric:
+        raise SdcevalError(
+            f"measure 'query_error' does not apply to a perturbative release (of "
+            f"{release.method!r}) of data set {dataset.name!r}, which has no numeric "
+            "attributes: a perturbative release publishes only masked numeric attributes")
+    attrs = query_attributes(dataset)
     if qd is None:
-        qd = default_qd(len(dataset.schema.qis))
+        qd = default_qd(len(attrs))
     queries = random_queries(dataset, n_queries, qd, sel, seed, selectivity)
-    rec = UniformEstimator(dataset, release, "query_error").counts(queries.predicates,
-                                                                    queries.sensitive)
+    rec = reconstructed_counts(dataset, release, queries)
     ok = queries.actual > 0
     if not ok.any():
         raise SdcevalError(
@@ -208,4 +297,5 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     err = np.abs(rec[ok] - queries.actual[ok]) / queries.actual[ok] * 100.0
     return Measurement("query_error", float(err.mean()), None,
                        details={"n_queries": int(len(queries)), "n_answered": int(ok.sum()),
-                        "median": float(np.median(err)), "qd": int(qd)})
+                                "median": float(np.median(err)), "qd": int(qd),
+                                "attributes": list(attrs)})

@@ -31,6 +31,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
@@ -236,14 +237,87 @@ def _search(dataset, min_support: float) -> LargePopulations:
         counts=cat(counts_all, (0, m)), first=cat(first_all, (0,)).astype(bool))
 
 
+# -- what a release publishes, attribute by attribute ---------------------------------------
+def _label_ranges(h) -> dict:
+    """Leaf-code range of every label of ``h`` (leaves win over equally named nodes)."""
+    out = {}
+    for j in range(h.height, -1, -1):
+        for lab, a, b in zip(h.labels[j], h.lo[j], h.hi[j]):
+            out[str(lab)] = (int(a), int(b))
+    return out
+
+
+def published(dataset, release: Release, column: str):
+    """How ``release`` publishes ``column`` for the uniform assumption, per record.
+
+    Returns ``("cell", lo, hi)`` (leaf-code ranges of the column's hierarchy) or
+    ``("value", x)`` (float64 numbers, compared with value intervals):
+
+    * a column with `Release.cells` (the QIs of generalized and bucketized releases):
+      its cells;
+    * a published ``numeric``-role column, or a numeric column of numbers whose
+      hierarchy is numeric (a QI of an external table): its values, taken exactly;
+    * another published column (a QI of an external table): each label's leaf or node
+      range; a label that is neither (not read back with ``read_release``) tells
+      nothing: the whole domain;
+    * a column the release does not publish is *fully suppressed*: the whole domain
+      ``[0, n_leaves - 1]``, i.e. uniform over the hierarchy's leaves.
+    """
+    h, n = dataset.hierarchy(column), dataset.n
+    if release.cells is not None and column in release.cells:
+        lo, hi = release.cells[column]
+        return "cell", lo, hi
+    data = release.data
+    if column in data.columns:
+        values = data[column]
+        if column in dataset.schema.numeric or (
+                h.numeric and pd.api.types.is_numeric_dtype(values)
+                and not pd.api.types.is_bool_dtype(values)):
+            return "value", release.numeric_matrix([column])[:, 0]
+        inv, uniq = pd.factorize(values.astype(str).str.strip(), use_na_sentinel=False)
+        known = _label_ranges(h)
+        ranges = np.array([known.get(u, (0, h.n_leaves - 1)) for u in uniq],
+                          dtype=np.int64).reshape(-1, 2)
+        return "cell", ranges[inv, 0], ranges[inv, 1]
+    return "cell", np.zeros(n, dtype=np.int64), np.full(n, h.n_leaves - 1, dtype=np.int64)
+
+
+def published_sensitive(dataset, release: Release) -> np.ndarray | None:
+    """Released sensitive code per record, ``-1`` where the release does not publish it
+    (fully suppressed: uniform over the sensitive values); None without a sensitive
+    attribute.  Generalized and bucketized releases: `Release.sensitive`; an external
+    table: its column when present (a value outside the domain: ``-1``); perturbative
+    releases drop it."""
+    col = dataset.schema.sensitive
+    if col is None:
+        return None
+    if release.kind in ("generalized", "bucketized"):
+        return np.asarray(release.sensitive(dataset), dtype=np.int64)
+    if release.kind == "external" and col in release.data.columns:
+        h = dataset.hierarchy(col)
+        values = release.data[col]
+        if h.numeric:
+            num = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+            pos = np.searchsorted(h.leaf_values, num).clip(0, h.n_leaves - 1)
+            return np.where(h.leaf_values[pos] == num, pos, -1).astype(np.int64)
+        inv, uniq = pd.factorize(values.astype(str), use_na_sentinel=False)
+        index = {str(v): i for i, v in enumerate(h.leaves)}
+        return np.array([index.get(u, -1) for u in uniq], dtype=np.int64)[inv]
+    return np.full(dataset.n, -1, dtype=np.int64)
+
+
 # -- predicates and the uniform-assumption estimator ------------------------------------------
 @dataclass(frozen=True)
 class Predicates:
-    """A batch of conjunctive QI predicates.
+    """A batch of conjunctive predicates on attributes (the QIs for ``u_loss``; QIs and
+    numeric attributes for ``query_error``).
 
-    ``rows[a]`` is a boolean ``(R_a, n_leaves_a)`` matrix of leaf sets on QI ``a``;
-    ``select[p, a]`` picks predicate ``p``'s row on QI ``a`` (``-1`` = no condition).
-    Leaf sets need not be contiguous (random value sets in `query_error`).
+    ``rows[a]`` is a boolean ``(R_a, n_leaves_a)`` matrix of leaf sets on attribute
+    ``a``; ``select[p, a]`` picks predicate ``p``'s row on attribute ``a`` (``-1`` = no
+    condition).  Leaf sets need not be contiguous (random value sets in `query_error`).
+    On an attribute published as values (`published`), a leaf set selects the values
+    within the closed interval ``[v_first, v_last]`` of each of its runs of consecutive
+    leaves.
     """
 
     qis: tuple
@@ -255,43 +329,67 @@ class Predicates:
 
 
 class UniformEstimator:
-    """Reconstructs sensitive counts of QI predicates from a release (Li & Li §4.2).
+    """Reconstructs sensitive counts of predicates from a release (Li & Li §4.2), for
+    every kind of release.
 
-    Records are grouped by their combination of released cells; each group carries the
-    sum of its records' sensitive distributions (one-hot of the released value, or the
-    bucket's distribution for bucketization).  The estimate for predicate ``y`` is
-    ``Σ_g w_g(y) · S_g`` with ``w_g(y) = Π_a |cell_a ∩ pred_a| / |cell_a|``.
+    Records are grouped by their combination of released cells and values (`published`);
+    each group carries the sum of its records' sensitive distributions (one-hot of the
+    released value, the bucket's distribution for bucketization, uniform where the
+    release does not publish the sensitive value).  The estimate for predicate ``y`` is
+    ``Σ_g w_g(y) · S_g`` with ``w_g(y) = Π_a w_ga(y)``: ``|cell_a ∩ pred_a| / |cell_a|``
+    (in leaves) for a cell, ``1`` or ``0`` for a value inside or outside ``pred_a``'s
+    value intervals.  Without a sensitive attribute the one "value" is the record
+    itself (``m = 1``): plain counts.
 
     Parameters
     ----------
     dataset : Dataset
     release : Release
-        Must carry a cell (leaf-code range) for every QI of ``dataset`` (checked by
-        `Release.check`, with the data set's sensitive attribute and QIs).
+        Any release; u_loss passes generalized and bucketized ones (the registry checks
+        their cells).
     who : str
         Measure name for error messages.
+    columns : sequence of str, optional
+        The attributes predicates constrain; default the QIs.
     """
 
-    def __init__(self, dataset, release: Release, who: str):
-        release.check(dataset, needs=("qis", "sensitive", "cells"), who=who)
-        m = dataset.hierarchy(dataset.schema.sensitive).n_leaves
-        sens = release.sensitive(dataset)
-        qis = tuple(dataset.schema.qis)
+    def __init__(self, dataset, release: Release, who: str, columns=None):
+        release.check(dataset, who=who)
+        columns = tuple(dataset.schema.qis) if columns is None else tuple(columns)
+        sens = published_sensitive(dataset, release)
+        m = 1 if sens is None else dataset.hierarchy(dataset.schema.sensitive).n_leaves
+        if sens is None:
+            sens = np.zeros(dataset.n, dtype=np.int64)
         n = dataset.n
-        self.qis, self.m = qis, m
-        self.n_leaves = tuple(dataset.hierarchy(q).n_leaves for q in qis)
-        self.cell_lo, self.cell_hi, cell_ids = [], [], []
-        for q in qis:
-            lo, hi = release.cells[q]
+        self.qis, self.m = columns, m
+        hier = [dataset.hierarchy(c) for c in columns]
+        self.n_leaves = tuple(h.n_leaves for h in hier)
+        self.leaf_values = [h.leaf_values if h.numeric else None for h in hier]
+        self.cell_lo, self.cell_hi, self.cell_value, cell_ids = [], [], [], []
+        for c in columns:
+            how = published(dataset, release, c)
+            if how[0] == "value":
+                if not dataset.hierarchy(c).numeric:
+                    raise SdcevalError(
+                        f"{who}: column {c!r} is published as numbers but its hierarchy "
+                        "is not numeric; give it a numeric (interval) hierarchy")
+                key, inv = np.unique(how[1], return_inverse=True)
+                self.cell_lo.append(None)
+                self.cell_hi.append(None)
+                self.cell_value.append(key)
+                cell_ids.append(inv.ravel())
+                continue
+            lo, hi = how[1], how[2]
             key, inv = np.unique(lo * (hi.max() + 1) + hi, return_inverse=True)
             first = np.zeros(len(key), dtype=np.int64)
             first[inv] = np.arange(n)
             self.cell_lo.append(lo[first])
             self.cell_hi.append(hi[first])
+            self.cell_value.append(None)
             cell_ids.append(inv.ravel())
         groups, g = np.unique(np.stack(cell_ids, axis=1), axis=0, return_inverse=True)
         g = g.ravel()
-        self.group_cell = [groups[:, a] for a in range(len(qis))]
+        self.group_cell = [groups[:, a] for a in range(len(columns))]
         self.n_groups = len(groups)
         if release.kind == "bucketized":
             classes, n_classes = release.class_index()
@@ -300,28 +398,51 @@ class UniformEstimator:
             mass = np.zeros((self.n_groups, m))
             np.add.at(mass, pairs // n_classes, cnt[:, None] * dist[pairs % n_classes])
         else:
-            mass = np.bincount(g * m + sens, minlength=self.n_groups * m).reshape(
-                self.n_groups, m).astype(np.float64)
+            known = sens >= 0
+            if known.all():
+                mass = np.bincount(g * m + sens, minlength=self.n_groups * m).reshape(
+                    self.n_groups, m).astype(np.float64)
+            else:   # unpublished values: uniform over the sensitive domain
+                mass = np.bincount(g[known] * m + sens[known],
+                                   minlength=self.n_groups * m).reshape(
+                    self.n_groups, m).astype(np.float64)
+                mass += np.bincount(g[~known], minlength=self.n_groups)[:, None] / m
         self.mass = mass
+
+    def _fraction(self, a: int, rows: np.ndarray) -> np.ndarray:
+        """``(R, distinct cells or values)``: weight of each of attribute ``a``'s
+        distinct released cells / values in each predicate row."""
+        if self.cell_value[a] is not None:
+            # a value counts when it lies in [v_first, v_last] of a run of selected
+            # leaves: it equals a selected leaf or lies between two consecutive ones
+            v, leaves = self.cell_value[a], self.leaf_values[a]
+            pos = np.searchsorted(leaves, v, side="right") - 1     # last leaf <= v
+            inside = pos >= 0
+            p = pos.clip(0, None)
+            nxt = (p + 1).clip(None, len(leaves) - 1)
+            exact = inside & (leaves[p] == v)
+            between = inside & (pos + 1 < len(leaves))
+            return (rows[:, p] & (exact | (between & rows[:, nxt]))).astype(np.float64)
+        lo, hi = self.cell_lo[a], self.cell_hi[a]
+        ind = np.zeros((len(rows), self.n_leaves[a] + 1))
+        ind[:, 1:] = rows
+        cs = np.cumsum(ind, axis=1)           # leaves of each row in [0, c) = cs[:, c]
+        return (cs[:, hi + 1] - cs[:, lo]) / (hi - lo + 1)
 
     def counts(self, preds: Predicates, sensitive: np.ndarray | None = None) -> np.ndarray:
         """Reconstructed sensitive counts, shape ``(len(preds), m)``; with ``sensitive``
         (one value code per predicate) only those counts, shape ``(len(preds),)``."""
         if tuple(preds.qis) != self.qis:
-            raise SdcevalError(f"predicates are over {preds.qis}, the data set's QIs are "
-                               f"{self.qis}")
+            raise SdcevalError(f"predicates are over {preds.qis}, the estimator's "
+                               f"attributes are {self.qis}")
         # fraction of each distinct cell inside each predicate row
         frac = []
         for a in range(len(self.qis)):
-            lo, hi = self.cell_lo[a], self.cell_hi[a]
             rows = np.asarray(preds.rows[a], dtype=bool)
             if rows.ndim != 2 or rows.shape[1] != self.n_leaves[a]:
-                raise SdcevalError(f"predicate rows of QI {self.qis[a]!r} must have one "
-                                   f"column per leaf ({self.n_leaves[a]})")
-            ind = np.zeros((len(rows), self.n_leaves[a] + 1))
-            ind[:, 1:] = rows
-            cs = np.cumsum(ind, axis=1)           # leaves of each row in [0, c) = cs[:, c]
-            f = (cs[:, hi + 1] - cs[:, lo]) / (hi - lo + 1)
+                raise SdcevalError(f"predicate rows of attribute {self.qis[a]!r} must have "
+                                   f"one column per leaf ({self.n_leaves[a]})")
+            f = self._fraction(a, rows)
             # expand to groups once when small (few predicate rows, as in u_loss)
             expand = f.shape[0] * self.n_groups <= _BLOCK
             frac.append((f[:, self.group_cell[a]] if expand else f, expand))

@@ -1,0 +1,115 @@
+"""DataFrames with roles as keywords: the pandas-first Python API (issue 19 item 8).
+
+`sdceval.anonymize`, `sdceval.evaluate` and `sdceval.compare` take a `Dataset` or a
+pandas DataFrame with its roles as keywords::
+
+    import pandas as pd, sdceval
+    df = pd.read_csv("patients.csv", dtype={"zip": str})
+    rel = sdceval.anonymize(df, "mdav", k=5, numeric=["income", "visits"])
+    sdceval.evaluate(df, rel, "linkage_risk", numeric=["income", "visits"]).value
+    sdceval.compare(df, numeric=["income", "visits"]).table()
+
+Role keywords (`ROLE_KEYWORDS`; no method or measure parameter may be named like one,
+which the contract suite checks): ``qi``, ``sensitive``, ``numeric``, ``label``,
+``passthrough``, ``ignore`` (a column name or a list), ``hierarchies`` (``{column:
+Hierarchy}``), ``schema`` (a `Schema`, or the path of a schema TOML file, which the role
+keywords override) and ``name``; also ``identifier`` (columns that identify the records:
+never used nor published).  A DataFrame given without any role gets the roles a file
+given without any gets on the command line (`sdceval.core.inference.infer_roles`: its
+numeric columns become ``numeric``, a column that identifies the records
+``identifier``); the roles inferred are in ``Dataset.messages``.  The caller's DataFrame is never modified.  The
+same frame and roles give the same `Dataset` (same codes and hierarchies), so a release
+made by `anonymize` is evaluated against what it was made from.  A release may also be
+given as a DataFrame (a table read from disk: an ``external`` release).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from sdceval.core.dataset import Dataset
+from sdceval.core.errors import SdcevalError
+from sdceval.core.inference import identifier_columns, identifiers_beside_roles, infer_roles
+from sdceval.core.release import Release, external_release
+from sdceval.core.schema import Schema, load_hierarchies
+
+#: keywords that give a DataFrame's roles (never passed to a method or a measure)
+ROLE_KEYWORDS = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore",
+                 "identifier", "hierarchies", "schema", "name")
+_ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore", "identifier")
+
+
+def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
+    """``(roles, rest)``: the role keywords of ``kwargs`` and everything else."""
+    roles = {k: v for k, v in kwargs.items() if k in ROLE_KEYWORDS}
+    return roles, {k: v for k, v in kwargs.items() if k not in ROLE_KEYWORDS}
+
+
+def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passthrough=None,
+               ignore=None, identifier=None, hierarchies=None, schema=None, name=None
+               ) -> Dataset:
+    """A `Dataset` from a `Dataset` (roles given replace its own) or from a DataFrame
+    and its roles (module docstring)."""
+    given = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric, label=label,
+                                   passthrough=passthrough, ignore=ignore,
+                                   identifier=identifier).items()
+             if v is not None}
+    if isinstance(data, Dataset):
+        if schema is not None or hierarchies is not None or ignore is not None \
+                or identifier is not None:
+            raise SdcevalError("schema=, hierarchies= and ignore= describe a DataFrame; a "
+                               "Dataset has its schema (change its roles with qi=, "
+                               "numeric=, sensitive=, ...)")
+        if not given:
+            return data
+        return Dataset(data.frame, data.schema.with_roles(**given), name=name or data.name)
+    if not isinstance(data, pd.DataFrame):
+        raise SdcevalError(f"expected a pandas DataFrame or an sdceval Dataset, got "
+                           f"{type(data).__name__}; e.g. sdceval.anonymize(df, 'mdav', k=5, "
+                           "numeric=['income', 'visits'])")
+    frame = data.copy(deep=True)  # the Dataset keeps it; the caller's frame stays theirs
+    name = name or "DataFrame"
+    if isinstance(schema, Schema):
+        if hierarchies is not None:
+            raise SdcevalError("hierarchies= with a Schema: the Schema holds them")
+        return Dataset(frame, schema.with_roles(**given) if given else schema, name=name)
+    spec: dict = {}
+    if schema is not None:
+        if not isinstance(schema, (str, Path)):
+            raise SdcevalError(f"schema= must be a Schema or the path of a schema TOML "
+                               f"file, got {type(schema).__name__}")
+        from sdceval.core.loaders import read_schema_file
+        spec = dict(read_schema_file(schema))
+        spec["hierarchies"] = {**load_hierarchies(spec, Path(schema).parent, frame=frame),
+                               **dict(hierarchies or {})}
+    elif hierarchies is not None:
+        spec["hierarchies"] = dict(hierarchies)
+    for role, columns in given.items():
+        spec[role] = columns
+    notes = []
+    ids = identifier_columns(frame)
+    if not any(r in spec for r in _ROLES if r not in ("ignore", "identifier")):
+        spec, note = infer_roles(frame, spec, ids)
+        notes.append(note)
+    else:
+        spec, more = identifiers_beside_roles(frame, spec, ids)
+        notes += more
+    ds = Dataset(frame, Schema.from_mapping(frame, spec), name=name)
+    ds.messages = tuple(notes) + ds.messages
+    return ds
+
+
+def as_release(dataset: Dataset, release) -> Release:
+    """``release`` as a `Release` of ``dataset``: a `Release` as it is, a DataFrame of
+    released records (row ``i`` protects record ``i``) as an ``external`` release."""
+    if isinstance(release, Release):
+        return release
+    if isinstance(release, pd.DataFrame):
+        return external_release(dataset, release.copy(deep=True), "DataFrame")
+    raise SdcevalError(f"release must be a Release (from sdceval.anonymize) or a DataFrame "
+                       f"of released records, got {type(release).__name__}")
+
+
+__all__ = ["ROLE_KEYWORDS", "as_dataset", "as_release", "split_roles"]
