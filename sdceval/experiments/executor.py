@@ -178,10 +178,16 @@ class DaskExecutor(Executor):
             if scheduler:
                 self.client = Client(scheduler)
             else:
-                # dashboard on a free port: 8787 may belong to another user's cluster
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                             processes=True, dashboard_address=":0",
-                                             env=thread_env(self.threads_each))
+                # dashboard on a free port: 8787 may belong to another user's cluster;
+                # Dask's own log lines (a worker's heartbeat failing as the cluster
+                # stops, with its traceback) stay out of sdceval's stderr: task errors
+                # reach the client as exceptions anyway
+                import logging
+                self._cluster = LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", silence_logs=logging.CRITICAL,
+                    env={**thread_env(self.threads_each),
+                         "DASK_LOGGING__DISTRIBUTED": "critical"})
                 self.client = Client(self._cluster)
         except BaseException:
             self.close()  # an interrupt while the cluster starts: stop what has started
