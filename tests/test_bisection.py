@@ -192,3 +192,27 @@ def test_unbounded_side_is_searched_when_the_curve_goes_the_other_way(monkeypatc
     assert res.value == pytest.approx(200.0, rel=1e-4)
     down = [s.value for s in res.steps if s.phase == "bracket" and s.value < 0.1]
     assert len(down) == 2  # two steps away from the target end the predicted direction
+
+
+def test_a_method_refusing_part_of_its_domain_is_limited(monkeypatch, small_numeric):
+    """A method that refuses values beyond a data-dependent limit (Anatomy's ℓ above
+    1 / the largest sensitive share) on an unbounded knob: the curve finds the limit,
+    the search ends (no endless stepping outward), and the result says why."""
+    def make(ds, *, seed, level):
+        if level > 7:
+            raise SdcevalError(f"toy: level={level} is impossible here; choose level <= 7")
+        return Release.perturbative(ds, ds.frame[ds.schema.numeric], method="toy",
+                                    info={"level": level})
+
+    def flat(ds, rel):  # a risk the knob does not move (bucketization on identity)
+        return Measurement("toy_flat", 0.5, direction="lower_is_better")
+
+    monkeypatch.setitem(METHODS, "toy_limited", MethodSpec(
+        "toy_limited", make, (Param("level", int, 4, low=2, protection="increasing",
+                                    grid=(2, 12)),), "toy"))
+    monkeypatch.setitem(MEASURES, "toy_flat", MeasureSpec(
+        "toy_flat", flat, (), "toy", "risk", direction="lower_is_better"))
+    res = bisect_risk(small_numeric, "toy_limited", 0.1, risk="toy_flat")
+    assert not res.bracketed and res.value <= 7
+    assert "limited to <= 7" in res.limit_note and "limited to <= 7" in res.describe_reach()
+    assert res.params["level"] <= 7 and res.evaluations <= 40

@@ -135,7 +135,7 @@ class RiskCurve:
     def _typed(self, value):
         return int(value) if self.param.type is int else float(value)
 
-    def _clamped(self, value):
+    def clamped(self, value):
         lo, hi = self.limits
         if lo is not None and value < lo:
             return lo
@@ -153,7 +153,7 @@ class RiskCurve:
         return float(np.mean(risks))
 
     def __call__(self, value) -> float:
-        value = self._clamped(self._typed(value))
+        value = self.clamped(self._typed(value))
         if value not in self.cache:
             try:
                 self.cache[value] = self._risk(value)
@@ -442,7 +442,8 @@ def _search_both_sides(param: Param, n: int, target: float, ends: list, increasi
         v = (min if outward < 0 else max)(f.cache)
         while found is None and not spent():
             nv = _clip(param, _expand(param, v, outward, anchor), n)
-            if nv == v:
+            # no progress: the bound, or the method's feasibility limit (RiskCurve)
+            if nv == v or f.clamped(f._typed(nv)) == f.clamped(f._typed(v)):
                 break
             ev(nv, "domain")
             v = nv
