@@ -202,3 +202,23 @@ def test_readme_extending_example_runs(name, tmp_path):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
+
+
+def test_readme_commands_write_under_out():
+    """Issue 22 item 17: every README command writes under ``out/`` (git-ignored), and
+    no two commands of one kind write into the same folder (a second ``compare``
+    overwrote the main job's ``out/compare``)."""
+    outs: dict[str, list[str]] = {}
+    for command in COMMANDS:
+        words = shlex.split(command)
+        if "--print-schema" in words:
+            continue  # prints, writes nothing
+        given = [b for a, b in zip(words, words[1:]) if a == "--out"]
+        sub = words[1] if words[1] != "--plugin" else words[3]
+        if sub in ("compare", "tradeoff", "pbg", "vectors") and not given:
+            given = [f"out/{sub}"]  # their default folders
+        for path in given:
+            assert path.startswith("out/"), f"`{command}` writes {path} outside out/"
+            outs.setdefault(sub, []).append(path)
+    for sub, paths in outs.items():
+        assert len(paths) == len(set(paths)), f"two `{sub}` commands write {paths}"

@@ -6,11 +6,18 @@ puts its shuffled rows back in record order, after checking that it belongs to t
 release and this data set; a release without a key must be in record order
 (``anonymize --keep-order``; ``--no-key`` reads it without checking).  See
 `sdceval.core.release_order`.
+
+Every measure asked for is checked against the release before any is computed
+(`MeasureSpec.check_release`: the release's kind and what the measure needs): those that
+apply are computed and reported, each one that does not is named on stderr with its
+reason; if none applies, the command fails with the reasons.
 """
 from __future__ import annotations
 
 from sdceval.cli.common import _add_command, _add_data_options, _dataset, _say
-from sdceval.core.errors import plain
+import warnings
+
+from sdceval.core.errors import SdcevalError, plain
 
 
 def add_parser(sub):
@@ -48,10 +55,25 @@ def cmd_evaluate(args) -> int:
         _say(args, f"reading {args.release} in record order with its key "
                    f"{args.key or beside}")
     rel = read_release(ds, args.release, key=False if args.no_key else args.key)
+    applicable, skipped = [], []
+    for label, (name, params) in measures.items():  # every one checked before any runs
+        spec = get_measure(name)
+        spec.resolve(params)  # a bad parameter is an error, not a measure skipped
+        try:
+            spec.check_release(ds, rel)
+        except SdcevalError as exc:
+            skipped.append((label, exc))
+        else:
+            applicable.append((label, spec, params))
+    if not applicable:
+        raise SdcevalError("no measure asked for applies to this release: "
+                           + "; ".join(_reason(label, exc) for label, exc in skipped))
+    for label, exc in skipped:  # a warning: shown even with -q, as the output lacks it
+        warnings.warn(f"not computed: {_reason(label, exc)}")
     rows, lines = [], []
-    for label, (name, params) in measures.items():
+    for label, spec, params in applicable:
         _say(args, f"measuring {label} ...")
-        m = get_measure(name).evaluate(ds, rel, params)
+        m = spec.evaluate(ds, rel, params)
         rows.append({**m.to_dict(), "label": label, "params": params})
         lines.append(f"{label:20s} {m.value:.6g}" + "".join(
             f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={plain(v)}"
@@ -62,3 +84,9 @@ def cmd_evaluate(args) -> int:
         _say(args, f"wrote {args.out}")
     print("\n".join(lines))
     return 0
+
+
+def _reason(label: str, exc: Exception) -> str:
+    """Why the measure ``label`` was not computed (its label first if it has parameters,
+    as the error names the measure only)."""
+    return str(exc) if ":" not in label else f"{label}: {exc}"

@@ -114,12 +114,36 @@ def _default(o):
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
-def read_toml(path, what: str) -> dict:
-    """Parse a TOML file; a missing or malformed file is an error naming ``what``."""
+def read_text_file(path, what: str) -> str:
+    """The text of an input file, as UTF-8 without a byte-order mark; a missing file, a
+    directory, an unreadable file or one that is not UTF-8 is an `SdcevalError` naming
+    ``what`` (``"schema"``, ``"hierarchy"``, ...) and the file."""
     path = Path(path)
+    shown = str(path)
     if not path.exists():
-        raise SdcevalError(f"{what} file {str(path)!r} does not exist")
+        raise SdcevalError(f"{what} file {shown!r} does not exist")
+    if path.is_dir():
+        raise SdcevalError(f"{what} file {shown!r} is a directory; give the file itself")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SdcevalError(f"{what} file {shown!r} cannot be read: "
+                           f"{exc.strerror or exc}") from None
+    try:
+        # utf-8-sig: a byte-order mark is not part of the first key or leaf
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SdcevalError(f"{what} file {shown!r} is not UTF-8 text ({exc.reason} at "
+                           f"byte {exc.start}); save it as UTF-8") from None
+
+
+def read_toml(path, what: str) -> dict:
+    """Parse a TOML file; a missing, unreadable (a directory, not UTF-8) or malformed file
+    is an error naming ``what`` and the file.  A UTF-8 byte-order mark (what some Windows
+    editors write) is accepted and ignored."""
+    path = Path(path)
+    text = read_text_file(path, what)
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SdcevalError(f"{what} file {str(path)!r} is not valid TOML: {exc}") from None

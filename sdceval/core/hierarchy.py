@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError
+from sdceval.core.fileio import read_text_file
 
 ROOT_LABEL = "*"
 #: a number as a number writer prints it: no leading zeros, no '+', no spaces
@@ -42,6 +43,20 @@ def _fmt(x: float, exact: bool = False) -> str:
     return repr(x) if exact else f"{x:.10g}"
 
 
+def check_finite(values: np.ndarray, name: str) -> None:
+    """Refuse ``inf``, ``-inf`` and NaN in the numbers of column ``name`` (an interval
+    hierarchy, or any numeric code, needs finite numbers)."""
+    values = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = values[bad][0]
+        if np.isnan(first):
+            raise SdcevalError(f"column {name!r} holds NaN (a missing value): remove or fill "
+                               "it (or set the schema's missing policy)")
+        raise SdcevalError(f"column {name!r} holds {'inf' if first > 0 else '-inf'}: remove "
+                           "or cap it (numbers must be finite)")
+
+
 class Hierarchy:
     """A generalization hierarchy over the leaf values of one attribute.
 
@@ -50,7 +65,12 @@ class Hierarchy:
     table : sequence of rows or DataFrame
         One row per leaf: ``[leaf, level1, ..., root]``.  Every row has the same length,
         every label at level ``j`` has exactly one parent at level ``j+1`` (levels nest),
-        and the last column holds a single value (one root).
+        and the last column holds a single value (one root).  Empty fields at the end of
+        a row (a trailing ``;``, as some exporters write) are dropped, so they add no
+        level; any other empty label is refused, naming its row.  A label names one node:
+        an inner node may repeat the label of its own sole leaf (``Private;Private;*``),
+        but a label that names different sets of leaves (an inner node ``02139`` above
+        ``02138`` and ``02140`` while ``02139`` is a leaf too) is refused, naming both.
     name : str
         Attribute name (used in messages).
     numeric : bool
@@ -157,11 +177,35 @@ class Hierarchy:
             self.labels.append(labels)
             self.lo.append(np.minimum.reduceat(codes, np.flatnonzero(change)))
             self.hi.append(np.maximum.reduceat(codes, np.flatnonzero(change)))
+        self._check_unambiguous(order)
         self._leaf_index = {lab: i for i, lab in enumerate(self.leaves)}
         self._range_label = {}
         for j in range(width):
             for lab, a, b in zip(self.labels[j], self.lo[j], self.hi[j]):
                 self._range_label.setdefault((int(a), int(b)), lab)
+
+    def _check_unambiguous(self, order: np.ndarray) -> None:
+        """Every label names one set of leaves: a published label must read back as one
+        cell.  An inner node may carry the label of its own sole leaf (``Private;Private;*``
+        or ``United-States`` up several levels, as in the bundled adult hierarchies: the
+        same cell either way), but not that of another leaf (``02139`` above ``02138`` and
+        ``02140`` while ``02139`` is a leaf too), nor of a node over other leaves."""
+        def where(j, a, b):
+            rows = np.sort(order[a:b + 1]) + 1
+            if j == 0:
+                return f"the leaf of row {rows[0]}"
+            shown = ", ".join(map(str, rows[:6])) + (", ..." if len(rows) > 6 else "")
+            return f"the node at level {j} over row{'s' if len(rows) > 1 else ''} {shown}"
+
+        seen: dict[str, tuple[int, int, int]] = {}
+        for j in range(self.height + 1):
+            for lab, a, b in zip(self.labels[j], self.lo[j], self.hi[j]):
+                first = seen.setdefault(str(lab), (j, int(a), int(b)))
+                if first[1:] != (int(a), int(b)):
+                    raise SdcevalError(
+                        f"hierarchy {self.name!r}: label {str(lab)!r} is both {where(*first)} "
+                        f"and {where(j, int(a), int(b))}; a published {str(lab)!r} would be "
+                        "ambiguous: rename the inner node")
 
     @staticmethod
     def _rows(table, name):
@@ -172,6 +216,15 @@ class Hierarchy:
         rows = [[c.strip() for c in r] for r in rows if any(c.strip() for c in r)]
         if not rows:
             raise SdcevalError(f"hierarchy {name!r} is empty")
+        for i, r in enumerate(rows):
+            # a trailing separator ('a;x;*;') ends the row, it adds no level
+            while r and r[-1] == "":
+                r.pop()
+            if "" in r:
+                raise SdcevalError(
+                    f"hierarchy {name!r}: row {i + 1} ({';'.join(r)!r}) has an empty label "
+                    f"at level {r.index('')}; every level needs a label (a suppressed or "
+                    f"published cell would be empty)")
         return rows
 
     # -- construction helpers ---------------------------------------------------
@@ -194,6 +247,7 @@ class Hierarchy:
         at the maximum).  The intervals, and so the tree, are the same either way.
         """
         vals = np.unique(np.asarray(list(values), dtype=float))
+        check_finite(vals, name)
         widths = [float(w) for w in widths]
         for a, b in zip(widths, widths[1:]):
             if b <= a or not math.isclose(b / a, round(b / a)):
@@ -236,6 +290,7 @@ class Hierarchy:
         """Interval hierarchy for a numeric QI given without one: a 'nice' base width
         (1, 2 or 5 times a power of ten, about range/2**levels), doubled at each level."""
         vals = np.unique(np.asarray(list(values), dtype=float))
+        check_finite(vals, name)
         span = float(vals.max() - vals.min()) if len(vals) > 1 else 1.0
         raw = max(span / 2 ** levels, 1e-12)
         mag = 10 ** math.floor(math.log10(raw))
@@ -250,21 +305,19 @@ class Hierarchy:
         """Load a hierarchy file in ARX's layout: one row per leaf, the levels from the
         leaf to the root ``*`` separated by ``;`` (what ARX exports) or ``,``, no header.
 
-        Every cell is read as text, exactly as written (``02310`` stays ``02310``).
+        Every cell is read as text, exactly as written (``02310`` stays ``02310``); a
+        trailing separator on a row adds no level (see the class docstring).  A missing
+        file, a directory, or a file that is not UTF-8 is an `SdcevalError` naming it; a
+        byte-order mark is ignored.
         ``numeric=None`` decides from the file: numeric when every leaf is a plain number
         (no leading zeros, so ``02310`` is a code) and every inner node covers an interval
         of them; categorical otherwise.
         """
         path = Path(path)
         shown = str(path)
-        if not path.exists():
-            raise SdcevalError(f"hierarchy file {shown!r} does not exist")
-        try:
-            # utf-8-sig: a spreadsheet's byte-order mark is not part of the first leaf
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise SdcevalError(f"hierarchy file {shown!r} is not UTF-8 text ({exc.reason} at "
-                               f"byte {exc.start}); save it as UTF-8") from None
+        # missing, a directory, not UTF-8: an error naming the file; a spreadsheet's
+        # byte-order mark is not part of the first leaf
+        text = read_text_file(path, "hierarchy")
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if delimiter is None:
             first = lines[0] if lines else ""

@@ -64,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError
-from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy
+from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy, check_finite
 
 #: interval levels of a numeric hierarchy (then ``*``), as `Hierarchy.auto_intervals`
 INTERVAL_LEVELS = 4
@@ -156,7 +156,8 @@ def build_intervals(values, name: str = "", levels: int = INTERVAL_LEVELS) -> Hi
     except (TypeError, ValueError):
         raise SdcevalError(f"column {name!r} is numeric but holds values that are not "
                            "numbers; declare it categorical") from None
-    if not len(vals) or not np.isfinite(vals).all():
+    check_finite(vals, name)
+    if not len(vals):
         raise SdcevalError(f"column {name!r}: an interval hierarchy needs finite numbers")
     if levels < 1:
         raise SdcevalError(f"hierarchy {name!r}: levels must be at least 1, got {levels}")

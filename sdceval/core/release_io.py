@@ -8,7 +8,9 @@ A release written by ``sdceval anonymize`` is a plain table that any tool can re
 Reading it back recovers what measures need.  The kind is decided from the columns
 (SPEC §1, release kinds):
 
-- a ``bucket`` column -> bucketized (exact QIs, sensitive values permuted per bucket);
+- a ``bucket`` column that is not a column of the data set -> bucketized (exact QIs,
+  sensitive values permuted per bucket); a data-set column named ``bucket`` (kept with
+  ``--keep bucket``) is the user's data, never read as structure;
 - QI columns of which at least one holds generalized labels (hierarchy node names,
   intervals ``[40-49]``, sets ``{a,b}``, ``*``) -> generalized: each label is mapped back
   to its leaf-code range and the equivalence classes are the distinct combinations of
@@ -35,8 +37,9 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.loaders import load_table
 from sdceval.core.release import Release
-from sdceval.core.release_order import (check_record_order, key_path_for, read_key,
-                                        to_record_order, write_release)
+from sdceval.core.release_order import (BUCKET_COLUMN, check_record_order, is_bucketized,
+                                        key_path_for, read_key, to_record_order,
+                                        write_release)
 
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
 
@@ -122,7 +125,9 @@ def read_release(dataset, path, key=None) -> Release:
     if key is None and expected.exists():
         key = expected
     perm = read_key(key, path, dataset) if key not in (None, False) else None
-    text = schema.qis + ([schema.sensitive] if schema.sensitive else []) + ["bucket"]
+    text = schema.qis + ([schema.sensitive] if schema.sensitive else [])
+    if BUCKET_COLUMN not in dataset.frame.columns:  # else the user's column, read as such
+        text.append(BUCKET_COLUMN)
     frame = load_table(path, text=text)
     if len(frame) != dataset.n:
         raise SdcevalError(
@@ -151,7 +156,7 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
     for q in present:
         if q not in cells:
             cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
-    bucketized = "bucket" in frame.columns
+    bucketized = is_bucketized(dataset, frame)
     if not bucketized and any(c in frame.columns for c in schema.numeric):
         original = all(((lo == dataset.codes(q)) & (hi == lo)).all()
                        for q, (lo, hi, _) in cells.items())
@@ -169,7 +174,7 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
             raise SdcevalError(f"release lacks the sensitive column {sens!r}")
         sensitive_codes = dataset.hierarchy(sens).encode(frame[sens], column=sens)
     if bucketized:
-        classes = pd.factorize(frame["bucket"])[0].astype(np.int64)
+        classes = pd.factorize(frame[BUCKET_COLUMN])[0].astype(np.int64)
         suppressed = np.zeros(len(frame), bool)
         kind = "bucketized"
     else:

@@ -108,7 +108,9 @@ def _body_sha256(body: str) -> str:
 def write_release(release, path, *, dataset, seed: int | None = None,
                   keep_order: bool = False, protected: Iterable = ()
                   ) -> tuple[Path, Path | None]:
-    """Write ``release`` (row-aligned with ``dataset``) to the CSV ``path``.
+    """Write ``release`` (row-aligned with ``dataset``) to ``path``: Parquet for a name
+    ending ``.parquet`` / ``.pq`` (pyarrow, the ``[parquet]`` extra; refused without it,
+    before anything is written), CSV otherwise.
 
     Rows in a random order (``seed``: an int for a reproducible order, ``None`` for a
     fresh one from the operating system) and the private key beside it
@@ -126,8 +128,10 @@ def write_release(release, path, *, dataset, seed: int | None = None,
     if n != dataset.n:
         raise SdcevalError(f"release has {n} records but data set {dataset.name!r} has "
                            f"{dataset.n}: write the release with the data set it protects")
+    to_bytes = _format_of(path)  # before anything is written: refused with no file
     if keep_order:
-        out = atomic_write(path, lambda p: p.write_bytes(_csv_bytes(frame)),
+        data = to_bytes(frame)
+        out = atomic_write(path, lambda p: p.write_bytes(data),
                            protected=[key_path, *protected])
         if key_path.exists() and _is_key(key_path):  # a key of an older shuffled release
             try:
@@ -140,7 +144,7 @@ def write_release(release, path, *, dataset, seed: int | None = None,
     if seed is None:
         seed = secrets.randbits(64)
     perm = np.random.default_rng(seed).permutation(n)
-    data = _csv_bytes(frame.iloc[perm])
+    data = to_bytes(frame.iloc[perm])
     body = "row,record\n" + "".join(f"{r},{int(v)}\n" for r, v in enumerate(perm))
     fields = {"format": FORMAT, "release": path.name,
               "release_sha256": hashlib.sha256(data).hexdigest(), "data": dataset.name,
@@ -168,6 +172,52 @@ def write_release(release, path, *, dataset, seed: int | None = None,
 
 def _csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+#: the file names written as Parquet (as `sdceval.core.loaders.load_table` reads them)
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def _import_pyarrow():
+    import pyarrow  # noqa: F401 - the optional extra
+    import pyarrow.parquet  # noqa: F401
+
+
+def _format_of(path: Path):
+    """The writer of a release file named ``path``: Parquet for ``.parquet`` / ``.pq``
+    (needs pyarrow, the ``[parquet]`` extra: refused without it), CSV otherwise."""
+    if not "".join(path.suffixes).lower().endswith(PARQUET_SUFFIXES):
+        return _csv_bytes
+    from sdceval.core.loaders import PARQUET_EXTRA
+    try:
+        _import_pyarrow()
+    except ImportError:
+        raise SdcevalError(
+            f"writing the Parquet file {str(path)!r} needs pyarrow, an optional extra: "
+            f"{PARQUET_EXTRA} (or pip install pyarrow), or write a CSV file "
+            "(--out NAME.csv)") from None
+    return _parquet_bytes
+
+
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """The release as Parquet bytes (the key's release_sha256 is of these bytes).  A
+    column of mixed Python values (generalized labels beside values: ``40`` and
+    ``[40-49]``) is written as text, as a CSV would hold it."""
+    import io
+    out = frame.reset_index(drop=True).copy()
+    out.columns = [str(c) for c in out.columns]
+    for c in out.columns:
+        col = out[c]
+        if col.dtype == object and not col.map(lambda v: isinstance(v, str) or v is None
+                                               or v is pd.NA
+                                               or (isinstance(v, float) and v != v)).all():
+            out[c] = col.map(lambda v: v if isinstance(v, str) else str(v)).where(col.notna())
+    buf = io.BytesIO()
+    try:
+        out.to_parquet(buf, index=False, engine="pyarrow")
+    except (ValueError, TypeError, ImportError) as exc:
+        raise SdcevalError(f"cannot write the release as Parquet: {exc}") from None
+    return buf.getvalue()
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -311,6 +361,18 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
         "--no-key (key=False)")
 
 
+#: the structural column of a bucketized release (`sdceval.methods.bucketization`)
+BUCKET_COLUMN = "bucket"
+
+
+def is_bucketized(dataset, frame: pd.DataFrame) -> bool:
+    """Whether a published table is a bucketized release: it has a ``bucket`` column
+    that is not a column of the data set.  A data-set column of that name (kept with
+    ``--keep bucket``, role passthrough) is the user's data, never structure: a
+    user-controlled column name must not decide how a release is measured."""
+    return BUCKET_COLUMN in frame.columns and BUCKET_COLUMN not in dataset.frame.columns
+
+
 def _evidence(dataset, frame: pd.DataFrame, cells: dict):
     """What a published row can be compared with its record by: exact items
     ``("cell", lo, hi, record codes)`` / ``("equal", published codes, None, record
@@ -318,7 +380,7 @@ def _evidence(dataset, frame: pd.DataFrame, cells: dict):
     schema = dataset.schema
     exact = [("cell", lo, hi, dataset.codes(q)) for q, (lo, hi, *_) in cells.items()]
     sens = schema.sensitive
-    if sens is not None and sens in frame.columns and "bucket" not in frame.columns:
+    if sens is not None and sens in frame.columns and not is_bucketized(dataset, frame):
         try:  # a generalized release publishes it unchanged; bucketization permutes it
             code = dataset.hierarchy(sens).encode(frame[sens], column=sens)
             exact.append(("equal", code, None, dataset.codes(sens)))
@@ -345,5 +407,5 @@ def _evidence(dataset, frame: pd.DataFrame, cells: dict):
     return exact, numeric
 
 
-__all__ = ["KEY_SUFFIX", "PRIVATE", "check_record_order", "data_fingerprint",
-           "key_path_for", "read_key", "to_record_order", "write_release"]
+__all__ = ["BUCKET_COLUMN", "KEY_SUFFIX", "PRIVATE", "check_record_order", "data_fingerprint",
+           "is_bucketized", "key_path_for", "read_key", "to_record_order", "write_release"]
