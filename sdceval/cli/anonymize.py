@@ -26,8 +26,8 @@ def add_parser(sub):
     _add_model_option(s)
     s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--out", required=True,
-                   help="output CSV (Parquet for .parquet; never an input file), rows in random order; "
-                        "its private key goes beside it (OUT.csv -> OUT.private-key.csv: "
+                   help="output CSV (Parquet for .parquet; never an input file), rows "
+                        "in a random order; its private key goes beside it (OUT.csv -> OUT.private-key.csv: "
                         "which record each row protects; keep it, never publish it)")
     order = s.add_argument_group("row order")
     order.add_argument("--shuffle-seed", type=int, metavar="N",

@@ -103,6 +103,6 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
             "utilities": utilities or default_utilities(methods)}
 
 
-__all__ = ["DEFAULT_METHODS", "DEFAULT_UTILITIES", "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "applicable_methods",
-           "comparison_defaults", "default_risk", "default_target", "default_utilities",
-           "missing_needs"]
+__all__ = ["DEFAULT_METHODS", "DEFAULT_UTILITIES", "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS",
+           "applicable_methods", "comparison_defaults", "default_risk", "default_target",
+           "default_utilities", "missing_needs"]

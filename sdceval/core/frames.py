@@ -17,9 +17,10 @@ keywords override) and ``name``; also ``identifier`` (columns that identify the 
 never used nor published).  A DataFrame given without any role gets the roles a file
 given without any gets on the command line (`sdceval.core.inference.infer_roles`: its
 numeric columns become ``numeric``, a column that identifies the records
-``identifier``); the roles inferred are in ``Dataset.messages``.  The caller's DataFrame is never modified.  The
-same frame and roles give the same `Dataset` (same codes and hierarchies), so a release
-made by `anonymize` is evaluated against what it was made from.  A release may also be
+``identifier``); the roles inferred are in ``Dataset.messages``.  The caller's DataFrame
+is never modified.  The same frame and roles give the same `Dataset` (same codes and
+hierarchies), so a release made by `anonymize` is evaluated against what it was made
+from.  A release may also be
 given as a DataFrame (a table read from disk: an ``external`` release).
 """
 from __future__ import annotations
