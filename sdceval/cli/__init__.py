@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    # a closed stderr (`2>&1 | head -1`) drops the progress messages, notes and
+    # warnings, never the result files (issue 22 item 8)
+    with processes.guard_stderr():
+        return _main(argv)
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     threads_before = set(threading.enumerate())

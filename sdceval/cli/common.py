@@ -223,8 +223,14 @@ def _models(ds, specs):
 
 # -- output --------------------------------------------------------------------------
 def _say(args, msg: str) -> None:
+    """A progress message or note on stderr; dropped (with every later one) when stderr
+    is a closed pipe, so that it never stops a result file (issue 22 item 8)."""
     if not getattr(args, "quiet", False):
-        print(msg, file=sys.stderr, flush=True)
+        try:
+            print(msg, file=sys.stderr, flush=True)
+        except BrokenPipeError:
+            from sdceval.core.processes import silence_stderr
+            silence_stderr()
 
 
 def _fmt_table(df) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
-from sdceval.core.hierarchy import Hierarchy
+from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy
 from sdceval.core.hierarchy_builders import build_hierarchy
 from sdceval.core.schema import UNUSED_ROLES, Schema, column_names
 
@@ -31,6 +31,77 @@ def identifier_range(values) -> tuple[int, int] | None:
     if not (np.bincount((x - lo).astype(np.int64), minlength=n) == 1).all():
         return None
     return int(lo), int(hi)
+
+
+#: the largest magnitude up to which every integer is a float64 exactly
+_EXACT_INT = 2 ** 53
+
+
+def _row(mask) -> int:
+    """1-based row (record) number of the first True of ``mask``."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def _check_coded_values(values: pd.Series, spec, is_qi: bool) -> list[str]:
+    """Refuse the values of a QI or the sensitive attribute that its codes would misread;
+    return notes.
+
+    * a QI value equal to the root label of its hierarchy (``*``): a published ``*``
+      would read back as a suppressed cell;
+    * integers beyond 2**53 in a numeric column: a float64 cannot hold them, so
+      distinct records would share a leaf (or publish a value none has);
+    * text with leading or trailing blanks when the hierarchy is built from the data:
+      hierarchy labels are compared without them;
+    * a note for a categorical column of numbers with a few text cells.
+    """
+    col, notes = spec.name, []
+    text = values.astype(str)
+    root = str(spec.hierarchy.labels[-1][0]) if spec.hierarchy is not None else ROOT_LABEL
+    if is_qi:
+        star = (text == root).to_numpy()
+        if star.any():
+            raise SdcevalError(
+                f"column {col!r} holds the value {root!r} ({int(star.sum())} record(s), first "
+                f"in row {_row(star)}), the label of the root of its hierarchy: a published "
+                f"{root!r} is a suppressed cell, so those records would read back as "
+                f"suppressed; rename the value (e.g. frame[{col!r}].replace({root!r}, "
+                "'other'))")
+    if spec.kind == "numeric" and pd.api.types.is_integer_dtype(values):
+        x = values.to_numpy()
+        big = (x > _EXACT_INT) | (x < -_EXACT_INT)
+        if big.any():
+            raise SdcevalError(
+                f"column {col!r} holds integers beyond 2**53 (e.g. {x[big][0]} in row "
+                f"{_row(big)}), which are not exact as floating-point numbers: records would "
+                f"publish values that are not their own; declare the column categorical in "
+                f"the schema's [kinds] ({col} = \"categorical\"), or scale it (subtract an "
+                "offset or divide) before anonymizing")
+    if spec.hierarchy is None and spec.kind != "numeric":
+        uniq = pd.unique(text)
+        padded = [u for u in uniq if u != u.strip()]
+        if padded:
+            stripped = {}
+            for u in uniq:
+                stripped.setdefault(u.strip(), []).append(u)
+            clash = next((v for v in stripped.values() if len(v) > 1), None)
+            what = (f"values {', '.join(map(repr, clash[:3]))} differ only by blanks"
+                    if clash else f"value {padded[0]!r} has leading or trailing blanks")
+            raise SdcevalError(
+                f"column {col!r}: {what} ({len(padded)} distinct value(s) with leading or "
+                f"trailing blanks, first in row {_row(text == padded[0])}); its hierarchy, "
+                "built from the data, compares labels without blanks: strip them first "
+                f"(frame[{col!r}].str.strip(), or read the CSV with skipinitialspace=True)")
+        if is_qi and not pd.api.types.is_numeric_dtype(values):
+            nums = pd.to_numeric(values, errors="coerce")
+            bad = nums.isna().to_numpy()
+            if bad.any() and (~bad).sum() >= bad.sum():
+                notes.append(
+                    f"column {col!r} is treated as categorical although {int((~bad).sum())} "
+                    f"of its {len(bad)} cells are numbers: {int(bad.sum())} cell(s) are text "
+                    f"(e.g. {text[bad].iloc[0]!r}, row {_row(bad)}); if those mark missing "
+                    "values, leave them empty, or fix them to treat the column as numeric "
+                    "(intervals)")
+    return notes
 
 
 class Dataset:
@@ -106,6 +177,7 @@ class Dataset:
             if not np.isfinite(self._frame[c].to_numpy(float)).all():
                 raise SdcevalError(f"column {c!r} holds infinite values")
         for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
+            notes += _check_coded_values(self._frame[c], schema[c], c in schema.qis)
             self.codes(c)  # validates hierarchy coverage now, not deep inside a method
         for role, cols in (("numeric attribute", schema.numeric),
                            ("quasi-identifier", schema.qis)):

@@ -52,6 +52,11 @@ def protect(*paths) -> None:
             _protected.add(Path(p).resolve())
 
 
+def protected() -> frozenset[Path]:
+    """The input files registered with `protect` (resolved paths)."""
+    return frozenset(_protected)
+
+
 def remove_partial_files() -> None:
     """Remove every temporary file still being written (for an exit that cannot run
     the writers' ``finally`` blocks, e.g. a second interrupt)."""

@@ -381,7 +381,13 @@ class Hierarchy:
             ok = codes >= 0
         if not ok.all():
             missing = list(pd.unique(s[~ok].astype(str)))
-            hint = "add them to the hierarchy file"
+            hint = ("add them to the hierarchy file" if self.source is not None
+                    else "add them to the hierarchy")
+            blank = [m for m in missing if m != m.strip() and m.strip() in self._leaf_index]
+            if blank:
+                hint = (f"{blank[0]!r} differs from the leaf {blank[0].strip()!r} only by "
+                        "leading or trailing blanks: strip them (frame[col].str.strip(), or "
+                        "read the CSV with skipinitialspace=True)")
             if not self.numeric and pd.api.types.is_numeric_dtype(s):
                 hint = ("the column was read as numbers while the hierarchy's leaves are "
                         "codes: read it as text (e.g. pd.read_csv(..., dtype={col: str})) "

@@ -137,3 +137,62 @@ def silence_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def silence_stderr() -> None:
+    """stderr is a closed pipe: point it at /dev/null, so that progress messages and
+    notes (in this process and the ones it starts) are dropped rather than failing the
+    command before its result file is written (issue 22 item 8)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stderr__.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class StderrGuard:
+    """A stand-in for ``sys.stderr`` (`guard_stderr`): a write or flush that finds a
+    closed pipe is dropped, as is every later one, instead of raising
+    `BrokenPipeError` in the middle of a command."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.broken = False
+
+    def _drop(self) -> None:
+        self.broken = True
+        silence_stderr()
+
+    def write(self, s):
+        if not self.broken:
+            try:
+                return self._stream.write(s)
+            except BrokenPipeError:
+                self._drop()
+        return len(s)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def guard_stderr():
+    """``sys.stderr`` is a `StderrGuard` inside the block (restored after it)."""
+    before = sys.stderr
+    if before is None or isinstance(before, StderrGuard):
+        yield
+        return
+    sys.stderr = StderrGuard(before)
+    try:
+        yield
+    finally:
+        if sys.stderr.__class__ is StderrGuard and sys.stderr._stream is before:
+            sys.stderr = before

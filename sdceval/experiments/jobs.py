@@ -25,6 +25,7 @@ orchestration as the experiment file; it adds only its printing and its file nam
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -37,6 +38,28 @@ from sdceval.core.registry import Param, RegistrationError, Registry
 JOB_KINDS: Registry = Registry("job kind")
 #: the options that name the data set and its roles, allowed in every job
 DATA_KEYS = ("data", "schema", "qi", "sensitive", "numeric", "label")
+
+
+#: suffixes of data files left out of the names built from them
+_DATA_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip", ".csv", ".tsv", ".txt", ".parquet",
+                  ".pq", ".dat", ".data")
+
+
+def safe_name(value, default: str = "data") -> str:
+    """A file-name form of a name taken from an input (issue 22 item 7): the last part
+    of a path, without data-file suffixes, only ``[A-Za-z0-9._-]`` (others become
+    ``_``), no leading dots (so never ``..``); ``default`` when nothing is left."""
+    name = re.split(r"[\\/]", str(value))[-1]
+    lowered = name.lower()
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in _DATA_SUFFIXES:
+            if lowered.endswith(suffix) and len(name) > len(suffix):
+                name, lowered = name[:-len(suffix)], lowered[:-len(suffix)]
+                stripped = True
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".").strip("_")
+    return name or default
 
 
 @dataclass
@@ -55,7 +78,9 @@ class Job:
 
     @property
     def key(self) -> str:
-        return f"{self.kind}{self.index}_{self.options.get('data', '')}"
+        """``<kind><index>_<data>``, the prefix of the job's output files: ``<data>`` is
+        `safe_name` of the ``data`` option (a file's stem, never a path)."""
+        return f"{self.kind}{self.index}_{safe_name(self.options.get('data', ''))}"
 
     @property
     def title(self) -> str:

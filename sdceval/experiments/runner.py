@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_json
 from sdceval.experiments.executor import make_executor
 from sdceval.experiments.jobs import JOB_KINDS
@@ -72,6 +73,56 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
+#: the files a run writes in its folder besides its jobs' ``<key>_*`` files
+FIXED_OUTPUTS = ("results.json", "report.md", "risk_curves.png")
+
+
+def planned_outputs(spec: ExperimentSpec, out) -> tuple[list[Path], list[str]]:
+    """What a run of ``spec`` may write in ``out``, known before any job runs: the
+    paths of `FIXED_OUTPUTS` and the name prefixes of its jobs' files (each job kind
+    writes ``<key>_...`` files in ``out``)."""
+    out = Path(out)
+    return [out / name for name in FIXED_OUTPUTS], [f"{job.key}_" for job in spec.jobs]
+
+
+def _experiment_inputs(spec: ExperimentSpec) -> set[Path]:
+    """The files the run reads that are known without opening anything: the experiment
+    file, every option naming a file, and every file protected so far
+    (`sdceval.core.fileio.protect`: ``sdceval run`` protects the hierarchy files too)."""
+    from sdceval.core import fileio
+    paths = {spec.path, *fileio.protected()}
+    for job in spec.jobs:
+        for o in job.options.values():
+            for v in (o if isinstance(o, list) else [o]):
+                if isinstance(v, str) and v and Path(v).is_file():
+                    paths.add(Path(v))
+    return {Path(p).resolve() for p in paths if Path(p).exists()}
+
+
+def check_outputs(spec: ExperimentSpec, out, inputs=()) -> None:
+    """Before any job runs (issue 22 items 7, 9): every planned output stays in ``out``
+    and none is an input file (of any job, or ``inputs``)."""
+    out = Path(out)
+    root = out.resolve()
+    fixed, prefixes = planned_outputs(spec, out)
+    for path in [*fixed, *(out / f"{p}x" for p in prefixes)]:
+        if path.resolve().parent != root:
+            raise SdcevalError(f"refusing to write {str(path)!r}: it is not in the output "
+                               f"folder {str(out)!r}")
+    for src in sorted(_experiment_inputs(spec) | {Path(p).resolve() for p in inputs}):
+        if src.parent != root:
+            continue
+        if src in {p.resolve() for p in fixed}:
+            raise SdcevalError(f"refusing to write {str(out / src.name)!r}: it is an input "
+                               "file; choose another --out")
+        for job, prefix in zip(spec.jobs, prefixes):
+            if src.name.startswith(prefix):
+                raise SdcevalError(
+                    f"refusing to run: input file {str(src)!r} carries the name of an "
+                    f"output of job [{job.key}] (its files {prefix}* in {str(out)!r}); "
+                    "choose another --out")
+
+
 def run_experiment(path, out=None, executor: str | None = None, workers: int | None = None,
                    reduced: bool = False, progress: Callable[[str], None] | None = None
                    ) -> ExperimentResult:
@@ -79,6 +130,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     from sdceval.experiments.report import write_report
     spec = load_spec(path, reduced=reduced)
     out = Path(out) if out else spec.output
+    check_outputs(spec, out)
     say = progress or (lambda m: None)
     ex = make_executor(executor or spec.executor, workers or spec.workers, spec.scheduler)
     result = ExperimentResult(spec, out)
@@ -100,4 +152,4 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     return result
 
 
-__all__ = ["run_experiment", "ExperimentResult"]
+__all__ = ["run_experiment", "ExperimentResult", "planned_outputs", "check_outputs"]

@@ -82,7 +82,7 @@ from pathlib import Path
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.fileio import read_toml
-from sdceval.experiments.jobs import JOB_KINDS, Job, check_keys
+from sdceval.experiments.jobs import JOB_KINDS, Job, check_keys, safe_name
 
 EXECUTORS = ("serial", "processes", "dask")
 _EXPERIMENT_KEYS = {"name", "description", "seed", "repeats", "executor", "workers",
@@ -145,7 +145,8 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
         raise SdcevalError(f"{path}: executor {spec.executor!r} unknown."
                            f"{suggest(spec.executor, EXECUTORS)} Use one of {EXECUTORS}")
     spec.scheduler = exp.get("scheduler")
-    spec.output = Path(exp.get("output", Path("results") / spec.name))
+    # the name is the default folder: a file-name form of it, never a path (issue 22)
+    spec.output = Path(exp.get("output", Path("results") / safe_name(spec.name, "experiment")))
     for kind in kinds:
         entries = raw.get(kind, [])
         if isinstance(entries, dict):

@@ -169,6 +169,11 @@ def anatomy(dataset, *, seed, l) -> Release:  # noqa: E741
     n_values = dataset.hierarchy(sens).n_leaves
     counts = np.bincount(codes, minlength=n_values)
     top = int(np.argmax(counts))
+    if counts[top] == dataset.n:
+        raise SdcevalError(
+            f"anatomy: l={l} is impossible: the sensitive attribute {sens!r} has a single "
+            f"value, {str(dataset.domain(sens)[top])!r}, so no ℓ >= 2 can be met (anatomy "
+            "needs at least 2 distinct sensitive values)")
     if counts[top] * l > dataset.n:
         raise SdcevalError(
             f"anatomy: l={l} is impossible: sensitive value "

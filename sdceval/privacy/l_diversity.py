@@ -85,7 +85,8 @@ class LDiversity(PrivacyModel):
         if self.variant == "probabilistic":
             # max/n <= 1/ℓ without dividing: exact for integer counts and decimal ℓ
             c = np.asarray(counts)
-            return c.max(axis=1) * self.l <= c.sum(axis=1) * (1 + _RTOL)
+            with np.errstate(over="ignore"):  # a huge ℓ (1e308): inf, not satisfied
+                return c.max(axis=1) * self.l <= c.sum(axis=1) * (1 + _RTOL)
         return super().satisfied(counts, table_dist)
 
     def min_class_size(self, table_dist=None) -> int:

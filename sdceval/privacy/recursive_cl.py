@@ -108,6 +108,9 @@ class RecursiveCLDiversity(PrivacyModel):
         m = int((srt > 0).sum())
         head = f"recursive (c,ℓ)-diversity with c={self.c:g}, l={self.l} cannot be met " \
                "even by the whole table as one class: "
+        if m == 1:
+            return head + ("the sensitive attribute has a single value, so no ℓ >= 2 can "
+                           "be met (recursive (c,ℓ)-diversity needs at least 2 values)")
         if m < self.l:
             return head + (f"the sensitive attribute has only {m} distinct sensitive "
                            f"values; choose l <= {m}")
