@@ -46,12 +46,15 @@ def add_parser(sub):
     return s
 
 
-def _model_params(methods, models) -> dict | None:
+def _model_params(ds, methods, models) -> dict | None:
     """``--model`` as ``method_params``: the privacy models for every method with a
-    ``models`` parameter (bisection then tunes the first model's threshold)."""
+    ``models`` parameter among ``methods`` (default: the ones the data set's roles
+    allow; bisection then tunes the first model's threshold)."""
     if not models:
         return None
     from sdceval.catalog import get_method
+    from sdceval.compare.families import applicable_methods
+    methods = methods or applicable_methods(ds)
     takers = [m for m in methods if any(p.name == "models" for p in get_method(m).params)]
     if not takers:
         raise SdcevalError(f"--model: none of the methods ({', '.join(methods)}) enforces "
@@ -66,13 +69,11 @@ def cmd_compare(args) -> int:
     from sdceval.experiments.executor import Executor
     from sdceval.experiments.jobs import command_job
     from sdceval.experiments.plots import plot_risk_curves
-    from sdceval.compare.families import applicable_methods
     ds = _dataset(args)
     methods = _split(args.methods)
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
                       target=args.target, utilities=args.utility,
-                      method_params=_model_params(methods or applicable_methods(ds),
-                                                  args.model))
+                      method_params=_model_params(ds, methods, args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,
                              repeats=args.repeats)

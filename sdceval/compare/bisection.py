@@ -136,6 +136,8 @@ class RiskCurve:
         return int(value) if self.param.type is int else float(value)
 
     def clamped(self, value):
+        """``value`` in the parameter's type, moved inside the limits found so far."""
+        value = self._typed(value)
         lo, hi = self.limits
         if lo is not None and value < lo:
             return lo
@@ -153,7 +155,7 @@ class RiskCurve:
         return float(np.mean(risks))
 
     def __call__(self, value) -> float:
-        value = self.clamped(self._typed(value))
+        value = self.clamped(value)
         if value not in self.cache:
             try:
                 self.cache[value] = self._risk(value)
@@ -443,7 +445,7 @@ def _search_both_sides(param: Param, n: int, target: float, ends: list, increasi
         while found is None and not spent():
             nv = _clip(param, _expand(param, v, outward, anchor), n)
             # no progress: the bound, or the method's feasibility limit (RiskCurve)
-            if nv == v or f.clamped(f._typed(nv)) == f.clamped(f._typed(v)):
+            if nv == v or f.clamped(nv) == f.clamped(v):
                 break
             ev(nv, "domain")
             v = nv

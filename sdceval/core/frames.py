@@ -32,14 +32,13 @@ import pandas as pd
 
 from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError
-from sdceval.core.inference import identifier_columns, identifiers_beside_roles, infer_roles
+from sdceval.core.inference import assign_roles
 from sdceval.core.release import Release, external_release
 from sdceval.core.schema import Schema, load_hierarchies
 
 #: keywords that give a DataFrame's roles (never passed to a method or a measure)
 ROLE_KEYWORDS = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore",
                  "identifier", "hierarchies", "schema", "name")
-_ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore", "identifier")
 
 
 def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
@@ -89,14 +88,7 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
         spec["hierarchies"] = dict(hierarchies)
     for role, columns in given.items():
         spec[role] = columns
-    notes = []
-    ids = identifier_columns(frame)
-    if not any(r in spec for r in _ROLES if r not in ("ignore", "identifier")):
-        spec, note = infer_roles(frame, spec, ids)
-        notes.append(note)
-    else:
-        spec, more = identifiers_beside_roles(frame, spec, ids)
-        notes += more
+    spec, notes = assign_roles(frame, spec)
     ds = Dataset(frame, Schema.from_mapping(frame, spec), name=name)
     ds.messages = tuple(notes) + ds.messages
     return ds

@@ -20,7 +20,7 @@ import pandas as pd
 
 from sdceval.core.dataset import identifier_range
 from sdceval.core.errors import SdcevalError
-from sdceval.core.schema import ROLES, role_names
+from sdceval.core.schema import ROLE_KEYS, ROLES, role_names
 
 # -- identifiers -------------------------------------------------------------------------
 #: words that make a column's name an identifier's when they end it, or come before a word
@@ -198,3 +198,17 @@ def identifiers_beside_roles(frame: pd.DataFrame, spec: Mapping, ids: Mapping,
                      f"as asked: {_ROLE_EFFECT[role]}; if it identifies the records, give "
                      "it role identifier (never used nor published)")
     return out, notes
+
+
+def assign_roles(frame: pd.DataFrame, spec: Mapping, ids: Mapping | None = None,
+                 forced=()) -> tuple[dict, list[str]]:
+    """The roles a data set read from ``frame`` gets, and the notes that say so: with
+    no role given (`ROLE_KEYS`), `infer_roles`; else the given ones, the columns that
+    identify the records and are not named becoming ``identifier``
+    (`identifiers_beside_roles`).  One rule for files (`sdceval.core.loaders`) and
+    DataFrames (`sdceval.core.frames`)."""
+    ids = identifier_columns(frame) if ids is None else ids
+    if not any(k in spec for k in ROLE_KEYS):
+        spec, note = infer_roles(frame, spec, ids)
+        return spec, [note]
+    return identifiers_beside_roles(frame, spec, ids, forced)

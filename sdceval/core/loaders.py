@@ -46,8 +46,8 @@ import pandas as pd
 from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError, suggest, unknown
 from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.inference import (identifiers_beside_roles, refuse_kept_identifiers,
-                                    identifier_columns, infer_roles)
+from sdceval.core.inference import (assign_roles, identifier_columns,
+                                    refuse_kept_identifiers)
 from sdceval.core.schema import (ROLE_KEYS, Schema, load_hierarchies, missing_policy,
                                  role_names, schema_kinds, text_columns)
 
@@ -402,12 +402,8 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
              f"{next(iter(zeros))} = \"numeric\" in a schema to read numbers"] if zeros else []
     ids = identifier_columns(frame)
     refuse_kept_identifiers(frame, asked, forced, declared, ids)
-    if not any(k in spec for k in ROLE_KEYS):
-        spec, note = infer_roles(frame, spec, ids)
-        notes.append(note)
-    else:
-        spec, more = identifiers_beside_roles(frame, spec, ids, forced)
-        notes += more
+    spec, more = assign_roles(frame, spec, ids, forced)
+    notes += more
     ds = Dataset(frame, Schema.from_mapping(frame, {**spec, "hierarchies": hier}),
                  name=path.stem)
     ds.input_files = tuple([path.resolve()] + schema_files + _sources(hier))

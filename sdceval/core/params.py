@@ -81,8 +81,6 @@ class Knob:
     #: the method parameter that carries the knob (``"k"``, or ``"models"``)
     carrier: str
     setter: Callable[[dict, Any], dict] | None = None
-    #: a readable name of the knob in messages ("threshold 'l' of model 'l'")
-    label: str = ""
 
     def set(self, params: dict, value) -> dict:
         if self.setter is None:

@@ -113,7 +113,7 @@ class MethodSpec:
                 if knob is not None:
                     return knob
             elif p.protection and all(str(resolved.get(k)) == str(v) for k, v in p.when):
-                return Knob(p, p.name, label=f"parameter {p.name!r}")
+                return Knob(p, p.name)
         raise SdcevalError(f"method {self.name!r} has no protection parameter to tune "
                            f"with {params or 'its defaults'}")
 

@@ -175,8 +175,7 @@ class ModelList(ParamType):
             n, p = split_model_text(models[0])
             models[0] = model_text(n, {**p, first.name: x})
             return {**method_params, "models": tuple(models)}
-        return Knob(first, "models", setter,
-                    label=f"threshold {first.name!r} of privacy model {cls.name!r}")
+        return Knob(first, "models", setter)
 
 
 def models_param(default: tuple = (), description: str = ""):
