@@ -367,8 +367,9 @@ def test_executor_shutdown_error_does_not_hide_the_interrupt(monkeypatch):
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_interrupt_swallowed_by_a_gc_callback_still_ends_the_command(monkeypatch, capsys):
     """A SIGTERM raised inside a garbage-collector callback (Dask's `GCDiagnosis`) is
-    printed as 'Exception ignored' and lost; the command must still end with 143, at
-    the next task (`run_serially`) rather than run to its end and exit 0."""
+    lost there (Python would print it as 'Exception ignored' with a traceback); the
+    command must still end with 143, at the next task (`run_serially`) rather than run
+    to its end and exit 0, and say so in one line."""
     import gc
 
     from sdceval.core import interrupts, tasks
@@ -404,9 +405,12 @@ def test_interrupt_swallowed_by_a_gc_callback_still_ends_the_command(monkeypatch
     monkeypatch.setattr(parser, "parse_args", parse)
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     monkeypatch.setattr(cli, "_end_children", lambda *a, **k: None)
+    unraisable = []  # what Python would print as "Exception ignored ... Traceback"
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
     assert cli.main([]) == cli.EXIT_SIGTERM
     assert ran == ["signal", 0]  # task 0 finished, task 1 never started
     assert "terminated" in capsys.readouterr().err
+    assert unraisable == []
     assert interrupts._received is None  # the next command starts afresh
 
 

@@ -118,37 +118,48 @@ def signal_handling() -> Iterator[None]:
             return
         raise exc
 
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info):
+        # an interrupt raised where Python cannot propagate it (distributed's gc
+        # callback) is raised again at the next safe point (`interrupts.check`): its
+        # "Exception ignored" traceback would only add noise to the one-line error
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            previous_hook(info)
+
     for s in watched:
         signal.signal(s, first)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for s, h in previous.items():
             signal.signal(s, h)
         interrupts.clear()  # what this scope received ended it; the caller starts afresh
 
 
-def silence_stdout() -> None:
-    """stdout is a closed pipe: point it at /dev/null so that the interpreter's last
-    flush does not fail again."""
+def _to_devnull(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null (it is a closed pipe)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def silence_stdout() -> None:
+    """stdout is a closed pipe: point it at /dev/null so that the interpreter's last
+    flush does not fail again."""
+    _to_devnull(sys.stdout)
 
 
 def silence_stderr() -> None:
     """stderr is a closed pipe: point it at /dev/null, so that progress messages and
     notes (in this process and the ones it starts) are dropped rather than failing the
     command before its result file is written (issue 22 item 8)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stderr__.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
+    _to_devnull(sys.__stderr__)
 
 
 class StderrGuard:
