@@ -63,7 +63,9 @@ def plot_risk_curves(comparisons, path, title: str | None = None) -> Path:
                          fontsize=10)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, loc="lower right")
-        row[0].set_ylabel(f"{comp.risk_measure}\n({comp.risk_params.get('aggregate', '')})")
+        # a risk measure without an aggregate (reidentification) gets no empty "()"
+        aggregate = comp.risk_params.get("aggregate")
+        row[0].set_ylabel(comp.risk_measure + (f"\n({aggregate})" if aggregate else ""))
         for ax in row[len(comp.matches):]:
             ax.set_visible(False)
     fig.suptitle(title or "Disclosure risk vs parameter (dashed: target "
