@@ -54,7 +54,12 @@ def test_compare_writes_ranking_results_and_plot(tmp_path, capsys):
     assert (abs(ranking["risk"] - target) / target < 0.02).all()
     assert all(m["steps"] for m in results["matches"])
     assert (out_dir / "risk_curves.png").stat().st_size > 10_000
-    assert "mdav" in out
+    # people read display names and one answer line; the report is said last
+    assert "MDAV microaggregation" in out and "rank_swap" not in out
+    assert out.startswith("At the record-linkage distance of MDAV microaggregation k = 5")
+    assert out.rstrip().endswith(f"report: {out_dir / 'report.html'}")
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert (out_dir / "report.html").is_file()
 
 
 def test_bad_inputs_give_clear_errors(tmp_path, capsys):

@@ -122,9 +122,17 @@ def test_cli_compare_prints_the_readings_and_the_notes(tmp_path, capsys, small):
                  str(out)])
     printed = capsys.readouterr().out
     assert code == 0
-    assert "reidentification_rate" in printed
-    assert "Methods are matched on linkage_risk only" in printed
+    # the readings are detail columns: in the CSV, named under the table, shown by --wide
+    assert "re-identification rate (nearest record)" in printed
+    assert "Methods are matched on record-linkage distance only" in printed
     assert "fitted choice" in printed
+    code = main(["compare", "--data", str(data), "--numeric", "a,b,c", "--methods",
+                 "mdav,noise", "--target", TARGET, "--utility", "propensity", "--out",
+                 str(out), "--wide"])
+    wide = capsys.readouterr().out
+    assert code == 0
+    assert max(len(line) for line in wide.splitlines()) > 100
+    assert "--wide shows them" not in wide and "--wide shows them" in printed
     ranking = pd.read_csv(out / "ranking.csv")
     assert "reidentification_rate" in ranking.columns
     assert (out / "ranking.csv").read_text().splitlines()[1].startswith("mdav,k,3,")

@@ -121,7 +121,8 @@ def test_compare_models_are_fixed_and_the_first_threshold_is_tuned(small_general
             "--utility", "glm", "--out", str(out)]
     code, stdout, err = cli_run(args, capsys)
     assert code == 0, err
-    assert "methods matched to p_loss" in stdout
+    assert stdout.startswith("At the worst-case attribute disclosure (P_loss) of Mondrian "
+                             "k = 10")
     match = json.loads((out / "results.json").read_text())["matches"][0]
     assert match["parameter"] == "k" and match["bracketed"]
     models = match["params"]["models"]

@@ -233,13 +233,32 @@ def _say(args, msg: str) -> None:
             silence_stderr()
 
 
-def _fmt_table(df) -> str:
-    def fmt(v):
-        if isinstance(v, float):
-            return f"{v:.4g}"
-        return str(v)
-    return df.to_string(index=False, formatters={c: fmt for c in df.columns
-                                                 if df[c].dtype == float})
+def _add_wide_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wide", action="store_true",
+                   help="print every column of the tables (default: what fits in 100 "
+                        "columns; the others are in the result files)")
+
+
+def _table(args, df, keep: int = 1, labels=None, where: str = "") -> str:
+    """A console table within 100 columns unless ``--wide`` (`sdceval.core.text_table`),
+    with the direction of its numbers under it."""
+    from sdceval.core.text_table import console_table
+    return console_table(df, keep=keep, wide=getattr(args, "wide", False), labels=labels,
+                         where=where)
+
+
+def _answer(text: str) -> str:
+    """The one line that states the answer, wrapped to 100 columns."""
+    from sdceval.core.text_table import fill
+    return fill(text)
+
+
+def _write_report(args, path, title: str, sections, dataset=None, extra=None,
+                  lead: str = "") -> Path:
+    """The HTML report of a command (`sdceval.experiments.report_html`); the command prints
+    its path last."""
+    from sdceval.experiments.report_html import run_inputs, write_page
+    return write_page(path, title, sections, run_inputs(dataset, extra), lead=lead)
 
 
 def _note_worker_cap(args, workers: int) -> None:

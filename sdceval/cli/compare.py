@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sdceval.cli.common import (_add_command, _add_data_options, _add_model_option, _dataset,
-                                _fmt_table, _say, _split)
+from sdceval.cli.common import (_add_command, _add_data_options, _add_model_option,
+                                _add_wide_option, _answer, _dataset, _say, _split, _table,
+                                _write_report)
 from sdceval.core.errors import SdcevalError
 
 
@@ -43,6 +44,7 @@ def add_parser(sub):
                         "every risk and utility gets a 95 %% interval, and methods whose "
                         "intervals overlap are ranked as tied")
     s.add_argument("--out", default="out/compare", help="output folder")
+    _add_wide_option(s)
     return s
 
 
@@ -65,9 +67,10 @@ def _model_params(ds, methods, models) -> dict | None:
 
 def cmd_compare(args) -> int:
     from sdceval.core.fileio import write_json
-    from sdceval.experiments.comparison_job import comparison_result, write_ranking
+    from sdceval.experiments.comparison_job import (ComparisonJobResult, comparison_result,
+                                                    write_ranking)
     from sdceval.experiments.executor import Executor
-    from sdceval.experiments.jobs import command_job
+    from sdceval.experiments.jobs import command_job, report_section
     from sdceval.experiments.plots import plot_risk_curves
     ds = _dataset(args)
     methods = _split(args.methods)
@@ -78,17 +81,23 @@ def cmd_compare(args) -> int:
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,
                              repeats=args.repeats)
     dt = time.perf_counter() - t0
-    table = comp.table()
     out = Path(args.out)
     files = [write_ranking(comp, out), write_json(comp.to_dict(), out / "results.json"),
              plot_risk_curves(comp, out / "risk_curves.png")]
+    section = report_section("comparison", ComparisonJobResult("compare", comp, files))
+    files.append(_write_report(args, out / "report.html",
+                               f"Which method at this risk? {ds.name}", [section], ds,
+                               {"seed": str(args.seed), "repeats": str(args.repeats),
+                                "time": f"{dt:.1f} s"}))
     _say(args, "wrote " + ", ".join(str(f) for f in files))
-    print(f"\n{ds.name}: methods matched to {comp.risk_measure} = {comp.target:.4g}"
-          + (f" (risk of {comp.reference})" if comp.reference else "") + f"; {dt:.1f} s")
-    print(_fmt_table(table))
+    print(_answer(comp.answer()))
+    print()
+    print(_table(args, comp.display_table(), keep=2, labels=comp.labels(),
+                 where="ranking.csv"))
     notes = comp.footnotes()
     if notes:
-        print("\n" + "\n".join(f"note: {n}" for n in notes))
+        print("\n" + "\n".join(_answer(f"note: {n}") for n in notes))
+    print(f"\nreport: {out / 'report.html'}")
     ranked = comp.ranked()
     if len(ranked) < 2 <= len(comp.matches):  # files and table are out; no ranking to use
         raise SdcevalError(

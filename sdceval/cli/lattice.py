@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sdceval.cli.common import (_add_command, _add_data_options, _add_model_option,
-                                _add_suppression_options, _dataset, _models, _say, _split)
+                                _add_suppression_options, _answer, _dataset, _models, _say,
+                                _split, _write_report)
 from sdceval.core.errors import SdcevalError, plain
 
 
@@ -96,16 +97,29 @@ def cmd_lattice(args) -> int:
                       export=not search,
                       cache=not args.no_cache)
     res = lattice_result(job, Executor(), lambda m: _say(args, m))
-    return _print_search(args, res) if search else _write_export(args, res, fmt)
+    return _print_search(args, res, ds) if search else _write_export(args, res, fmt)
 
 
-def _print_search(args, res) -> int:
+def _print_search(args, res, ds) -> int:
     """The optimum: to ``--out`` as JSON, then on stdout."""
     o = res.optimum
+    report = None
     if args.out:
         from sdceval.core.fileio import write_json
-        write_json({"data": res.data, "problem": res.problem, **o}, args.out)
-        _say(args, f"wrote {args.out}")
+        from sdceval.experiments.jobs import report_section
+        out = Path(args.out)
+        write_json({"data": res.data, "problem": res.problem, **o}, out)
+        res.files = [out]
+        # beside the result, named after it: several searches may share a folder
+        report = _write_report(args, out.with_name(out.stem + ".report.html"),
+                               f"Optimal generalization: {res.data}",
+                               [report_section("lattice", res)], ds,
+                               {"models": "; ".join(res.models) or "none",
+                                "suppression rule": res.rule,
+                                "suppression limit": str(res.max_suppression)})
+        _say(args, f"wrote {args.out}, {report}")
+    from sdceval.experiments.lattice_job import lattice_answer
+    print(_answer(lattice_answer(res)))
     levels, ev = o["levels"], o["evaluation"]
     print(f"optimum ({args.metric}, {res.problem}):")
     print(f"  levels {','.join(map(str, levels))}  "
@@ -118,6 +132,8 @@ def _print_search(args, res) -> int:
               + "; ".join(",".join(map(str, t)) for t in ties[:10])
               + (" ..." if len(ties) > 10 else ""))
     print(f"  {o['checked']} of {o['lattice_size']:,} nodes checked in {o['seconds']:.2f} s")
+    if report is not None:
+        print(f"\nreport: {report}")
     return 0
 
 

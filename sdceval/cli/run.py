@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdceval.cli.common import _add_command, _note_worker_cap, _say
+from sdceval.cli.common import _add_command, _add_wide_option, _note_worker_cap, _say
 
 
 def add_parser(sub):
@@ -17,6 +17,7 @@ def add_parser(sub):
                         "file's 'workers')")
     s.add_argument("--reduced", action="store_true",
                    help="run the file's reduced grid (for CI)")
+    _add_wide_option(s)
     return s
 
 
@@ -45,5 +46,7 @@ def cmd_run(args) -> int:
     result = run_experiment(args.file, out=args.out, executor=args.executor,
                             workers=args.workers, reduced=args.reduced,
                             progress=lambda m: _say(args, m))
-    print(result.summary())
+    from sdceval.core.text_table import wide_tables
+    with wide_tables(args.wide):
+        print(result.summary())
     return 0

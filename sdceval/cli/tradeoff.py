@@ -2,8 +2,9 @@
 2009), a ``[[tradeoff]]`` job run alone (`sdceval.experiments.tradeoff.run_tradeoff`)."""
 from __future__ import annotations
 
-from sdceval.cli.common import (_add_command, _add_data_options, _dataset, _note_worker_cap,
-                                _say, _split)
+from sdceval.cli.common import (_add_command, _add_data_options, _add_wide_option, _answer,
+                                _dataset, _note_worker_cap, _say, _split, _table,
+                                _write_report)
 
 
 def add_parser(sub):
@@ -27,6 +28,7 @@ def add_parser(sub):
                    help="worker processes, at most the thread budget (--threads)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random steps")
     s.add_argument("--out", default="out/tradeoff", help="output folder")
+    _add_wide_option(s)
     return s
 
 
@@ -38,6 +40,16 @@ def cmd_tradeoff(args) -> int:
                           seed=args.seed, out=args.out, grids=args.grid,
                           measures=_split(args.measures), workers=args.workers,
                           progress=lambda m: _say(args, m))
-    _say(args, "wrote " + ", ".join(str(f) for f in result.files))
-    print(result)
+    from pathlib import Path
+
+    from sdceval.experiments.jobs import report_section
+    report = _write_report(args, Path(args.out) / "report.html",
+                           f"Privacy / utility trade-off: {ds.name}",
+                           [report_section("tradeoff", result)], ds,
+                           {"models": args.models, "method": args.method,
+                            "measures": args.measures, "seed": str(args.seed)})
+    _say(args, "wrote " + ", ".join(str(f) for f in [*result.files, report]))
+    print(_answer(result.answer()) + "\n")
+    print(_table(args, result.display_table(), where="points.csv"))
+    print(f"\nreport: {report}")
     return 0

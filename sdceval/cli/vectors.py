@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdceval.cli.common import (_add_command, _add_data_options, _dataset, _fmt_table,
+from sdceval.cli.common import (_add_command, _add_data_options, _dataset, _add_wide_option, _answer, _table, _write_report,
                                 _numbers, _say, _split)
 from sdceval.core.errors import SdcevalError
 
@@ -49,7 +49,9 @@ def add_parser(sub):
                         "at VALUE) (default: no P_rank)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--out", help="folder for unary.csv, pairs.csv, overall.csv, "
-                                 "vectors.json and one figure per property (default: none)")
+                                 "vectors.json, one figure per property and report.html "
+                                 "(default: none)")
+    _add_wide_option(s)
     return s
 
 
@@ -69,7 +71,8 @@ def _property_map(items, what: str, cast) -> dict | None:
 def cmd_vectors(args) -> int:
     from sdceval.core.fileio import protect, write_json
     from sdceval.experiments.executor import Executor
-    from sdceval.experiments.jobs import command_job
+    from sdceval.core.glossary import display_name, release_label
+    from sdceval.experiments.jobs import command_job, report_section
     from sdceval.experiments.vectors_job import vectors_result, write_comparison
     ds = _dataset(args)
     if len(args.release) < 2:
@@ -97,19 +100,35 @@ def cmd_vectors(args) -> int:
         files = write_comparison(comp, out)
         files.append(write_json({"data": ds.name, **comp.to_dict()}, out / "vectors.json",
                                 protected=[r for r in args.release if Path(r).is_file()]))
+        res.files = list(files)
+        files.append(_write_report(
+            args, out / "report.html", f"Who bears the risk? {ds.name}",
+            [report_section("vectors", res)], ds,
+            {"releases": ", ".join(args.release), "seed": str(args.seed),
+             "suppressed records": args.suppressed}))
         _say(args, "wrote " + ", ".join(str(f) for f in files))
-    print(f"{ds.name}: {ds.n} records; suppressed records: {args.suppressed}")
-    cols = ["release", "property", "direction", "n", "worst", "mean", "sum"]
-    cols += [c for c in comp.unary.columns if c not in cols]
-    print(_fmt_table(comp.unary[cols]))
-    for (a, b), rows in comp.pairs.groupby(["first", "second"], sort=False):
-        print(f"\n{a}  vs  {b}   (12: {a} over {b}; 21: the reverse)")
-        show = rows[["property", "relation", "n_compared", "share_better_first",
-                     "share_better_second", "p_binary_12", "p_binary_21", "p_cov_12",
-                     "p_cov_21", "p_spr_12", "p_spr_21", "log_p_hv_12", "log_p_hv_21"]]
-        print(_fmt_table(show.rename(columns={"share_better_first": "better_1",
-                                              "share_better_second": "better_2"})))
+    from sdceval.experiments.vectors_job import pair_answer
+    pairs = list(dict.fromkeys(zip(comp.pairs["first"], comp.pairs["second"])))
+    for a, b in pairs:
+        print(_answer(pair_answer(comp, a, b)))
+    print(f"\n{ds.name}: {ds.n} records; suppressed records: {args.suppressed}")
+    cols = ["release", "property", "n", "worst", "mean", "sum"]
+    cols += [c for c in comp.unary.columns if c not in cols and c != "direction"]
+    unary = comp.unary[cols].assign(property=[display_name(p) for p in comp.unary["property"]],
+                                    release=[release_label(r) for r in comp.unary["release"]])
+    print(_table(args, unary, keep=2, where="unary.csv"))
+    for a, b in pairs:
+        rows = comp.pairs[(comp.pairs["first"] == a) & (comp.pairs["second"] == b)]
+        print(f"\n{release_label(a)} (first)  vs  {release_label(b)} (second)")
+        show = rows[["property", "relation", "share_better_first", "share_better_second",
+                     "n_compared", "p_binary_12", "p_binary_21", "p_cov_12", "p_cov_21",
+                     "p_spr_12", "p_spr_21", "log_p_hv_12", "log_p_hv_21"]]
+        show = show.assign(property=[display_name(p) for p in show["property"]])
+        print(_table(args, show, keep=2, where="pairs.csv"))
         over = comp.overall[(comp.overall["first"] == a) & (comp.overall["second"] == b)]
         verdicts = {k: v for k, v in over.iloc[0].items() if k not in ("first", "second")}
-        print("  over all properties: " + "; ".join(f"{k}: {v}" for k, v in verdicts.items()))
+        print("  over all properties: " + "; ".join(f"{display_name(k)}: {v}"
+                                                    for k, v in verdicts.items()))
+    if args.out:
+        print(f"\nreport: {Path(args.out) / 'report.html'}")
     return 0

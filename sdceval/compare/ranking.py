@@ -31,6 +31,21 @@ from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk, t
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
                                       comparison_defaults)
 from sdceval.core.frames import as_dataset, split_roles
+from sdceval.core.glossary import (axis_label, display_name, register_term, release_label,
+                                   term)
+
+register_term("method", "method", "the anonymization method (sdceval list methods)")
+register_term("parameter", "tuned parameter",
+              "the parameter bisection tuned to reach the target risk")
+register_term("value", "value", "the value of the tuned parameter, or of the measure")
+register_term("setting", "setting", "the tuned parameter at the matched point")
+register_term("risk", "matched risk",
+              "the risk measure the methods are matched on, at each method's matched point")
+register_term("bracketed", "reached the target",
+              "whether bisection found parameter values on both sides of the target (a "
+              "method that did not is left unranked)")
+register_term("evaluations", "evaluations",
+              "releases made and measured while searching for the matched point")
 
 #: Defaults that were chosen because they reproduce the paper's figures, stated next to
 #: every ranking that uses them (measure -> (parameters, why)).  A ranking under these
@@ -214,8 +229,9 @@ class Comparison:
         notes = [unreached_note(m, self.risk_measure, self.target)
                  for m in self.matches if not m.bracketed]
         for u, groups in self.ties().items():
-            notes.append(f"Tied on {u} (95 % intervals over {self.repeats} seeds overlap): "
-                         + "; ".join(", ".join(g) for g in groups) + ".")
+            notes.append(f"Tied on {display_name(u)} (95 % intervals over {self.repeats} "
+                         "seeds overlap): "
+                         + "; ".join(", ".join(map(display_name, g)) for g in groups) + ".")
         ok = [m for m in self.matches if m.bracketed]
         for key, name in (("reidentification_rate", "re-identification rate"),):
             vals = {m.method: self.risk_readings.get(m.method, {}).get(key) for m in ok}
@@ -223,12 +239,117 @@ class Comparison:
             if len(vals) >= 2:
                 lo, hi = min(vals, key=vals.get), max(vals, key=vals.get)
                 notes.append(
-                    f"Methods are matched on {self.risk_measure} only, and equal risk on "
-                    f"one measure is not equal risk on another: at the matched point the "
-                    f"{name} ranges from {vals[lo]:.1%} ({lo}) to "
-                    f"{vals[hi]:.1%} ({hi}).")
+                    f"Methods are matched on {display_name(self.risk_measure)} only, and "
+                    "equal risk on one measure is not equal risk on another: at the "
+                    f"matched point the {name} ranges from {vals[lo]:.1%} "
+                    f"({display_name(lo)}) to {vals[hi]:.1%} ({display_name(hi)}).")
         used = [(self.risk_measure, self.risk_params)] + list(self.utility_params.values())
         return notes + fitted_notes(used)
+
+    def order(self) -> dict[str, list[list[str]]]:
+        """Per utility label, the ranked methods as groups of equal rank, best first
+        (`table`'s ``rank_<u>``: with repeats, methods whose intervals overlap share a
+        group)."""
+        df = self.table()
+        out = {}
+        for u in self.utilities_shown():
+            ranks = df[["method", f"rank_{u}"]].dropna()
+            groups = {}
+            for m, r in zip(ranks["method"], ranks[f"rank_{u}"]):
+                groups.setdefault(int(r), []).append(m)
+            out[u] = [groups[r] for r in sorted(groups)]
+        return out
+
+    def utilities_shown(self) -> list[str]:
+        """The utility labels, in the order asked."""
+        return list(dict.fromkeys(u for m in self.utilities.values() for u in m))
+
+    def target_words(self) -> str:
+        """The target as a person reads it: "the record-linkage distance of MDAV
+        microaggregation k = 5 (5.84; higher = safer; 12.6 % of records re-identified
+        by nearest-record linkage)"."""
+        t = term(self.risk_measure)
+        label = t.label if t else self.risk_measure
+        bits = [f"{self.target:.3g}" if not _is_share(self.risk_measure)
+                else f"about {self.target:.0%} of records"]
+        if t and t.words and not _is_share(self.risk_measure):
+            bits.append(t.words)
+        ref = self.reference.split(":")[0] if self.reference else None
+        rate = self.risk_readings.get(ref, {}).get("reidentification_rate") if ref else None
+        if rate is not None and np.isfinite(rate):
+            bits.append(f"{rate:.1%} of records re-identified by nearest-record linkage")
+        where = (f"the {label} of {release_label(self.reference)}" if self.reference
+                 else f"{label} = {self.target:.4g}")
+        return f"{where} ({'; '.join(bits)})"
+
+    def answer(self) -> str:
+        """The ranking in one sentence (issue 20): which method keeps the most utility at
+        the matched risk, who follows, and where the utility measures disagree."""
+        at = f"At {self.target_words()}"
+        ranked = self.ranked()
+        if not ranked:
+            return f"{at}, no method reached the target, so nothing is ranked."
+        if len(ranked) == 1:
+            return (f"{at}, only {display_name(ranked[0])} reached the target, so nothing "
+                    "is ranked against it.")
+        order = self.order()
+        names = lambda g: _and([display_name(m) for m in g])  # noqa: E731
+        bests = {u: tuple(g[0]) for u, g in order.items() if g}
+        firsts = set(bests.values())
+        if len(firsts) == 1:
+            best = next(iter(firsts))
+            u0 = next(iter(order))
+            on = ("" if len(order) == 1 else " on every utility measure ("
+                  + _and([display_name(u) for u in order]) + ")")
+            if len(best) > 1:
+                text = f"{at}, {names(best)} are tied for the most utility{on}"
+            else:
+                text = f"{at}, {names(best)} keeps the most utility{on}"
+            rest = order[u0][1:]
+            if rest and all(order[u][1:2] == rest[:1] for u in order):
+                second = rest[0]
+                text += (f"; {names(second)} {'are tied' if len(second) > 1 else 'is'} "
+                         "second")
+            return text + "."
+        parts = [f"{names(best)}{' (tied)' if len(best) > 1 else ''} on {display_name(u)}"
+                 for u, best in bests.items()]
+        return (f"{at}, no method keeps the most utility on every measure: "
+                f"{parts[0].replace(' on ', ' loses least on ', 1)}, "
+                f"{', '.join(parts[1:])}.")
+
+    def display_table(self) -> pd.DataFrame:
+        """The ranking as people read it (report and console): display names, the
+        setting as ``k = 5``, every value with its 95 % interval when there are
+        repeats; columns named by glossary terms."""
+        df = self.table()
+        out = pd.DataFrame({"method": [display_name(m) for m in df["method"]],
+                            "setting": [f"{p} = {_short(v)}" for p, v in
+                                        zip(df["parameter"], df["value"])]})
+        with_ci = self.repeats > 1 and "risk_lo" in df
+        readings = [c for c in df.columns if c not in (
+            "method", "parameter", "value", "bracketed", "evaluations", "risk_lo", "risk_hi")
+            and not c.startswith("rank_") and not c.endswith(("_lo", "_hi"))
+            and c not in self.utilities_shown()]
+        readings.remove("risk")
+        readings.insert(0, "risk")
+        # what the ranking rests on first (utilities and their ranks, the matched
+        # risk), the other risk readings after: a console too narrow drops those
+        for c in self.utilities_shown() + readings:
+            if with_ci and f"{c}_lo" in df:
+                out[c] = [f"{_short(v)} [{a:.2g}, {b:.2g}]" for v, a, b in
+                          zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"])]
+            else:
+                out[c] = df[c].to_numpy()
+            if c in self.utilities_shown():
+                out[f"rank_{c}"] = df[f"rank_{c}"].to_numpy()
+        out["bracketed"] = df["bracketed"].to_numpy()
+        return out
+
+    def labels(self) -> dict[str, str]:
+        """Headers of `display_table` that depend on the comparison: the matched risk
+        named, each rank column just "rank" (it follows its utility)."""
+        return {"risk": f"matched risk: {axis_label(self.risk_measure)}",
+                **{f"rank_{u}": "rank" for u in self.utilities_shown()}}
 
     def to_dict(self) -> dict[str, Any]:
         table = self.table()
@@ -251,6 +372,25 @@ class Comparison:
                 "ranking": table.astype(object).where(table.notna(), None)
                 .to_dict(orient="records"),
                 "notes": self.footnotes()}
+
+
+def _is_share(measure: str) -> bool:
+    """A risk measured as a share of the records (re-identification, inference)."""
+    t = term(measure)
+    return bool(t and t.unit == "share of records")
+
+
+def _short(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.4g}"
+    return str(v)
+
+
+def _and(items: list[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _overlap_ranks(df: pd.DataFrame, u: str, ok: np.ndarray, larger_worse: bool):
@@ -429,7 +569,8 @@ def unreached_note(res: BisectionResult, risk: str, target: float) -> str:
         tries.append("more evaluations (the curve is not monotone)")
     if res.params.get("models") is not None and lo != hi:
         tries.append("another privacy model (--model), whose threshold reaches further")
-    return (f"{res.method}: target {risk} {target:.4g} not reachable with {res.parameter} "
+    return (f"{display_name(res.method)} ({res.method}): target {display_name(risk)} "
+            f"{target:.4g} not reachable with {res.parameter} "
             f"in its bounds; {res.describe_reach()} (closest: {res.parameter}="
             f"{res.value:g}); it is left unranked; try {', or '.join(tries)}")
 

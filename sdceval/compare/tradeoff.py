@@ -37,6 +37,12 @@ from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.loaders import open_ref
 from sdceval.core.tasks import run_serially
 from sdceval.catalog import get_measure, get_method
+from sdceval.core.glossary import display_name, register_term
+from sdceval.core.text_table import console_table
+
+register_term("model", "privacy model", "the privacy model whose threshold is swept")
+register_term("classes", "equivalence classes",
+              "number of equivalence classes (or buckets) in the release")
 
 #: the models run when none are named: Li & Li's four (any registered model may be named)
 DEFAULT_MODELS = ["k", "l", "t", "delta"]
@@ -176,12 +182,36 @@ class TradeoffResult:
     measures: list[str]
     title: str = ""
     files: list[Path] = field(default_factory=list)
+    #: the data set's name (figure titles)
+    data: str = ""
+
+    def answer(self) -> str:
+        """The frontier in one sentence: how many releases no other beats on both
+        axes, and what moving along it costs."""
+        x, _, y = frontier_axes(self.measures)
+        if x not in self.points or y not in self.points or self.frontier.empty:
+            return ""
+        f = self.frontier.sort_values(x)
+        lo, hi = f.iloc[0], f.iloc[-1]
+        return (f"Of {len(self.points)} releases, {len(f)} are on the efficient frontier: "
+                f"no other release has both less {display_name(x)} and less "
+                f"{display_name(y)}. Along it, {display_name(x)} falls from {hi[x]:.3g} "
+                f"({_release(hi)}) to {lo[x]:.3g} ({_release(lo)}) while "
+                f"{display_name(y)} rises from {hi[y]:.3g} to {lo[y]:.3g}.")
+
+    def display_table(self, points: pd.DataFrame | None = None) -> pd.DataFrame:
+        """``points`` (default: all) for people: the release in words, then the
+        measures and the class count."""
+        points = self.points if points is None else points
+        cols = [c for c in [*self.measures, "classes"] if c in points.columns]
+        out = pd.DataFrame({"release": [_release(r) for _, r in points.iterrows()]})
+        for c in cols:
+            out[c] = points[c].to_numpy()
+        return out
 
     def __str__(self) -> str:
-        cols = [c for c in ["model", "value", "method", *self.measures, "classes"]
-                if c in self.points.columns]
-        return (self.points[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
-                + f"\n\nefficient frontier: {len(self.frontier)} of {len(self.points)} points")
+        return "\n".join([self.answer(), console_table(self.display_table(),
+                                                       where="points.csv")])
 
     def to_dict(self) -> dict:
         return {"title": self.title,
@@ -189,6 +219,21 @@ class TradeoffResult:
                 .to_dict(orient="records"),
                 "frontier": self.frontier.astype(object).where(self.frontier.notna(), None)
                 .to_dict(orient="records")}
+
+
+def frontier_axes(labels: list[str]) -> tuple[str, list[str], str]:
+    """The privacy axis (P_loss), the utility measures, and the one the frontier and
+    the main plot use (U_loss when measured, else the first)."""
+    x = "p_loss"
+    utilities = [m for m in labels if m != x]
+    return x, utilities, "u_loss" if "u_loss" in utilities else (utilities[0] if utilities
+                                                                  else x)
+
+
+def _release(row) -> str:
+    """A trade-off point as a person reads it: "Mondrian, ℓ-diversity l = 4"."""
+    return (f"{display_name(row['method'])}, {display_name(row['model'])} "
+            f"{row['model']} = {row['value']}")
 
 
 def compute_tradeoff(dataset_or_ref, *, models=None, method: str = DEFAULT_METHOD,

@@ -83,6 +83,8 @@ class MethodSpec:
     description: str
     family: str = "perturbative"
     random: bool = False
+    #: the display name (`sdceval.core.glossary`): "MDAV (microaggregation)"
+    label: str = ""
 
     def __post_init__(self):
         if self.family not in FAMILY_KIND:
@@ -178,6 +180,10 @@ class MeasureSpec:
     direction: str = "lower_is_better"
     kinds: tuple[str, ...] = KINDS
     needs: tuple[str, ...] = field(default_factory=tuple)
+    #: the display name (`sdceval.core.glossary`): "re-identification rate"
+    label: str = ""
+    #: "share of records" for a measure that is one (shown as a percent), else ""
+    unit: str = ""
 
     def __post_init__(self):
         where = f"measure {self.name!r}"
@@ -313,13 +319,15 @@ MEASURES: Registry = Registry("measure")
 
 
 def register_method(name: str, *, params: Iterable[Param], description: str,
-                    family: str = "perturbative", random: bool = False):
-    """Register ``func(dataset, *, <params>, seed)`` as method ``name``.  The returned
-    function runs through `MethodSpec.apply` (parameters parsed, release checked)."""
+                    family: str = "perturbative", random: bool = False, label: str = ""):
+    """Register ``func(dataset, *, <params>, seed)`` as method ``name``, shown to people
+    as ``label`` (default: the name).  The returned function runs through
+    `MethodSpec.apply` (parameters parsed, release checked)."""
     def deco(func):
         ps = tuple(params)
         check_signature("method", name, func, ps)
-        spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random))
+        spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random,
+                                            label))
 
         @functools.wraps(func)
         def call(dataset, seed=None, **kwargs):
@@ -330,15 +338,16 @@ def register_method(name: str, *, params: Iterable[Param], description: str,
 
 def register_measure(name: str, *, params: Iterable[Param] = (), description: str,
                      category: str, direction: str, kinds: Iterable[str],
-                     needs: Iterable[str] = ()):
-    """Register ``func(dataset, release, *, <params>)`` as measure ``name``.  The
-    returned function runs through `MeasureSpec.evaluate` (parameters parsed, release
-    kind and needs checked)."""
+                     needs: Iterable[str] = (), label: str = "", unit: str = ""):
+    """Register ``func(dataset, release, *, <params>)`` as measure ``name``, shown to
+    people as ``label`` (default: the name).  The returned function runs through
+    `MeasureSpec.evaluate` (parameters parsed, release kind and needs checked)."""
     def deco(func):
         ps = tuple(params)
         check_signature("measure", name, func, ps)
         spec = MEASURES.add(name, MeasureSpec(name, func, ps, description, category,
-                                              direction, tuple(kinds), tuple(needs)))
+                                              direction, tuple(kinds), tuple(needs),
+                                              label, unit))
         sig = inspect.signature(func)
 
         @functools.wraps(func)

@@ -26,6 +26,9 @@ from sdceval.compare.ranking import (Comparison, MethodMatch, assemble, check_co
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.core.registry import Param
+from sdceval.core.glossary import axis_label, release_label
+from sdceval.core.text_table import console_table, fill
+from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind, task_progress
 
 RISK = Param("risk", str, default=None,
@@ -123,22 +126,59 @@ class ComparisonJobResult:
         return self.comparison.to_dict()
 
     def __str__(self) -> str:
-        table = self.comparison.table()
-        text = table.to_string(index=False, formatters={
-            c: _fmt for c in table.columns if table[c].dtype in (float, object)})
-        return "\n".join([text, *(f"* {note}" for note in self.comparison.footnotes())])
+        c = self.comparison
+        return "\n".join([fill(c.answer()), console_table(
+            c.display_table(), keep=2, labels=c.labels(), where=f"{self.key}_ranking.csv"),
+            *(fill(f"* {note}") for note in c.footnotes())])
 
 
-def _fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+def comparison_section(result) -> Section:
+    """The HTML section of a comparison (`sdceval.experiments.report_html`): the answer, the
+    ranking with intervals, every risk reading at the matched point with its direction,
+    the risk curves, the notes."""
+    comp = result.comparison
+    s = Section(f"{comp.dataset}: methods matched to one risk level, ranked by utility",
+                answer=comp.answer())
+    table = comp.display_table()
+    utils = comp.utilities_shown()
+    s.add(paragraph(
+        f"Each method was tuned by bisection until its {axis_label(comp.risk_measure)} "
+        f"reached the target {comp.target:.4g}"
+        + (f", the risk of {release_label(comp.reference)}" if comp.reference else "")
+        + ". Its release was then measured with "
+        + ", ".join(axis_label(u) for u in utils)
+        + ". Rank 1 is the least loss among the methods that reached the target"
+        + (f"; values are means over {comp.repeats} seeds with their 95 % intervals, and "
+           "methods whose intervals overlap share a rank" if comp.repeats > 1 else "")
+        + "."))
+    ranking = table[["method", "setting", *[c for u in utils for c in (u, f"rank_{u}")]]]
+    rows = ["" if ok else "unranked" for ok in table["bracketed"]]
+    s.add_table(ranking, css="ranking", text_columns=("method", "setting"), row_css=rows,
+                labels={f"rank_{u}": "rank" for u in utils})
+    risks = table[["method", *[c for c in table.columns if c not in ranking.columns]]]
+    s.add(heading("Risk at the matched point"), paragraph(
+        "Every risk reading of each matched release (the first is the one the methods "
+        "were matched on; the others show how equal that risk is on other measures)."))
+    s.add_table(risks, text_columns=("method",),
+                labels={"risk": f"matched risk: {axis_label(comp.risk_measure)}"})
+    s.terms += [comp.risk_measure, *utils, *comp.ranked()]
+    s.add_figures([f for f in result.files if f.name.endswith("risk_curves.png")],
+                  {f.name: "Risk of each method's release against its parameter: the "
+                   "dashed line is the target, the star the matched point."
+                   for f in result.files})
+    s.notes = comp.footnotes()
+    return s
 
 
 @register_job_kind(
-    "comparison", section="comparisons",
+    "comparison", section="comparisons", report=comparison_section,
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks"),
     validate=validate_comparison_options, params=(RISK, TARGET))
 def run_comparison_job(job, spec, executor, say, out) -> ComparisonJobResult:
+    from sdceval.experiments.plots import plot_risk_curves
     comp = comparison_result(job, executor, say, spec.seed, spec.repeats)
-    return ComparisonJobResult(job.key, comp, [write_ranking(comp, out, f"{job.key}_")])
+    return ComparisonJobResult(job.key, comp, [
+        write_ranking(comp, out, f"{job.key}_"),
+        plot_risk_curves(comp, Path(out) / f"{job.key}_risk_curves.png")])

@@ -16,7 +16,10 @@ from sdceval.catalog import get_measure, get_method
 from sdceval.compare.ranking import parse_measure_list, parse_reference, typed_params
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_csv
+from sdceval.core.glossary import release_label
+from sdceval.core.text_table import console_table
 from sdceval.core.loaders import open_ref
+from sdceval.experiments.report_html import Section, paragraph
 from sdceval.experiments.jobs import register_job_kind, task_progress
 
 DEFAULT_MEASURES = ["linkage_risk"]
@@ -80,13 +83,34 @@ class EvaluationJobResult:
     def __str__(self) -> str:
         if self.frame.empty:
             return ""
-        return (self.frame.pivot_table(index="release", columns="measure", values="value",
-                                       aggfunc="mean", sort=False)
-                .to_string(float_format=lambda v: f"{v:.4g}"))
+        wide = self.frame.pivot_table(index="release", columns="measure", values="value",
+                                      aggfunc="mean", sort=False).reset_index()
+        wide.columns.name = None
+        wide["release"] = [release_label(r) for r in wide["release"]]
+        return console_table(wide, where=f"{self.key}_measurements.csv")
+
+
+def evaluation_section(result) -> Section:
+    """The HTML section of an evaluation job: one row per release, one column per
+    measure (means over the seeds), display names and directions in the headers."""
+    df = result.frame
+    s = Section(f"{df['data'].iloc[0] if not df.empty else ''}: releases at fixed "
+                "parameters")
+    if df.empty:
+        return s
+    wide = df.pivot_table(index="release", columns="measure", values="value",
+                          aggfunc="mean", sort=False).reset_index()
+    wide["release"] = [release_label(r) for r in wide["release"]]
+    wide.columns.name = None
+    seeds = df["seed"].nunique() if "seed" in df else 1
+    s.add(paragraph("Every release measured with every measure"
+                    + (f" (means over {seeds} seeds)" if seeds > 1 else "") + "."))
+    s.add_table(wide, css="ranking", text_columns=("release",))
+    return s
 
 
 @register_job_kind(
-    "evaluation", section="evaluations",
+    "evaluation", section="evaluations", report=evaluation_section,
     description="fixed parameterizations x measures (releases at given parameters)",
     keys=("releases", "measures", "seeds"), validate=validate_evaluation_options)
 def run_evaluation_job(job, spec, executor, say, out) -> EvaluationJobResult:

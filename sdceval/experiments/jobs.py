@@ -117,6 +117,9 @@ class JobKind:
     run: Callable[..., Any]
     section: str
     params: tuple = ()
+    #: ``report(result) -> sdceval.experiments.report_html.Section``: the job's part of the HTML
+    #: report (None: the result's text in a preformatted block)
+    report: Callable[[Any], Any] | None = None
 
     @property
     def options(self) -> frozenset:
@@ -147,12 +150,14 @@ def check_keys(where: str, got: Iterable[str], allowed) -> None:
 
 
 def register_job_kind(name: str, *, description: str, section: str, keys: Iterable[str],
-                      validate: Callable[[dict], Any], params: Iterable[Param] = ()):
+                      validate: Callable[[dict], Any], params: Iterable[Param] = (),
+                      report: Callable[[Any], Any] | None = None):
     """Register the decorated ``run(job, spec, executor, say, out)`` as job kind
-    ``name`` (`JobKind`); the function is returned unchanged."""
+    ``name`` (`JobKind`; ``report`` draws its part of the HTML report); the function is
+    returned unchanged."""
     def deco(run):
         kind = JobKind(name, description, frozenset(keys), validate, run, section,
-                       tuple(params))
+                       tuple(params), report)
         stray = [p.name for p in kind.params if p.name not in kind.options]
         if stray:
             raise RegistrationError(f"job kind {name!r}: parameter {stray[0]!r} is not one "
@@ -172,6 +177,21 @@ def command_job(kind: str, dataset, command: str, **options) -> Job:
     return Job(kind, 0, opts, dataset=dataset, command=command)
 
 
+def report_section(kind: str, result, title: str | None = None):
+    """The HTML section of one job's ``result`` (`JobKind.report`, or its text)."""
+    from sdceval.experiments.report_html import Section, esc
+    spec = JOB_KINDS.get_spec(kind)
+    if spec.report is not None:
+        section = spec.report(result)
+    else:
+        section = Section(getattr(result, "title", kind),
+                          blocks=[f"<pre>{esc(str(result))}</pre>"])
+    if title:
+        section.title = title
+    section.files = [*section.files, *getattr(result, "files", [])]
+    return section
+
+
 def task_progress(job: Job, total: int) -> Callable[[int, int], None] | None:
     """A progress bar over a job's tasks for `Executor.map` (`sdceval.core.progress`:
     on a terminal, for runs that last, never under ``-q``)."""
@@ -187,4 +207,4 @@ def task_progress(job: Job, total: int) -> Callable[[int, int], None] | None:
 
 
 __all__ = ["DATA_KEYS", "JOB_KINDS", "Job", "JobKind", "check_keys", "command_job",
-           "register_job_kind", "task_progress"]
+           "register_job_kind", "report_section", "task_progress"]

@@ -33,8 +33,10 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.glossary import axis_label, display_name
 from sdceval.core.registry import Param
 from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind
 from sdceval.lattice.suppression import SUPPRESSION_RULE
 
@@ -198,6 +200,61 @@ class LatticeJobResult:
         return "\n".join(lines)
 
 
+def lattice_answer(res: LatticeJobResult) -> str:
+    """The optimum in one sentence, as a data controller reads it."""
+    if res.optimum is None:
+        if res.metric is None:
+            return ""
+        return (f"No generalization of the {res.lattice_size:,} satisfies "
+                f"{_models_words(res.models)} within the suppression limit; relax a "
+                "model or allow more suppression.")
+    o = res.optimum
+    node = ", ".join(f"{q} at level {v}" for q, v in res.levels_by_qi.items())
+    return (f"The generalization with the least {display_name(res.metric)} that satisfies "
+            f"{_models_words(res.models)} ({res.problem.split('; ')[-1]}) is {node}: "
+            f"{display_name(res.metric)} {o['value']:.6g}, "
+            f"{o['evaluation'].get('suppressed', 0)} records suppressed; "
+            f"{o['checked']:,} of {res.lattice_size:,} nodes checked.")
+
+
+def _models_words(models) -> str:
+    return " and ".join(models) if models else "no privacy model"
+
+
+def lattice_section(res) -> Section:
+    """The HTML section of a lattice job: the answer, the optimal node's levels and its
+    objectives, the ties, where every node was written."""
+    s = Section(res.title if res.title != res.key else
+                f"{res.data}: the optimal full-domain generalization",
+                answer=lattice_answer(res))
+    s.add(paragraph(f"Data {res.data}; quasi-identifiers {', '.join(res.qis)} "
+                    f"({res.lattice_size:,} nodes: one hierarchy level per quasi-identifier);"
+                    f" {res.problem}. The search is exact (pruned by monotonicity)."))
+    if res.optimum is not None:
+        levels = pd.DataFrame({"quasi-identifier": list(res.levels_by_qi),
+                               "level": list(res.levels_by_qi.values())})
+        s.add(heading("Optimal node"))
+        s.add_table(levels, css="ranking", text_columns=("quasi-identifier",),
+                    labels={"quasi-identifier": "quasi-identifier",
+                            "level": "generalization level (0 = original values)"})
+        at = pd.DataFrame({"objective": [axis_label(k) for k in res.at_optimum],
+                           "value": [plain(v) for v in res.at_optimum.values()]})
+        s.add(heading("Objectives at the optimum"))
+        s.add_table(at, text_columns=("objective",),
+                    labels={"objective": "objective", "value": "value"})
+        s.terms += list(res.at_optimum)
+        ties = res.optimum.get("ties", [])
+        if len(ties) > 1:
+            s.add(paragraph(f"{len(ties)} nodes tie for the optimum: "
+                            + "; ".join(",".join(map(str, t)) for t in ties[:20])
+                            + (" ..." if len(ties) > 20 else "")))
+    if res.nodes is not None:
+        s.add(paragraph(res.nodes_line() + "."))
+    if res.metric:
+        s.terms.append(res.metric)
+    return s
+
+
 def lattice_result(job, executor, say) -> LatticeJobResult:
     """The search and/or the export of one job, as one task (no file written)."""
     o = validate_lattice_options(job.options)
@@ -214,7 +271,7 @@ def lattice_result(job, executor, say) -> LatticeJobResult:
 
 
 @register_job_kind(
-    "lattice", section="lattices",
+    "lattice", section="lattices", report=lattice_section,
     description="full-domain generalization lattice: the optimal node under privacy "
                 "models and a suppression limit, every node's objectives (sdceval "
                 "lattice search|export)",

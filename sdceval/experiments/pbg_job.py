@@ -42,8 +42,10 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.glossary import axis_label, display_name
 from sdceval.core.registry import Param
 from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind
 from sdceval.experiments.lattice_job import RULE
 
@@ -204,8 +206,9 @@ def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
         files.append(write_csv(study.front, out / f"{prefix}front.csv"))
     files.append(plot_pbg_front(study.front, archive, study.objectives, study.goals,
                                 out / f"{prefix}front.png",
-                                title=f"{', '.join(study.objectives)}: minimal PBGs and "
-                                      f"the seed-{study.runs[0].seed} PBG-EA archive"))
+                                title=f"{', '.join(map(display_name, study.objectives))}: "
+                                      "minimal PBGs and the PBG-EA archive of seed "
+                                      f"{study.runs[0].seed}"))
     return files
 
 
@@ -231,8 +234,80 @@ def pbg_result(job, executor, say, seed: int, progress=None, bar=False) -> PBGJo
                         dict(job.options.get("paper", {})))
 
 
+def pbg_answer(study) -> str:
+    """A PBG study in one sentence: how much of the lattice PBG-EA evaluated, and how
+    well its archive represents the minimal PBGs (RR, CE) when they are known."""
+    s = study.summary().set_index("algorithm")
+    if "pbg_ea" not in s.index:
+        return ""
+    r = s.loc["pbg_ea"]
+    nodes = r.get("nodes_evaluated_mean")
+    text = (f"Over {len(study.runs)} runs, PBG-EA evaluated on average {nodes:,.0f} of "
+            f"{study.lattice_size:,} lattice nodes ({nodes / study.lattice_size:.0%}) and "
+            f"kept {r.get('archive_mean'):.3g} generalizations")
+    if study.front is None:
+        return text + "; the lattice is too large for the exhaustive minimal PBGs, so its " \
+                      "archive is not scored."
+    # summary columns are <figure>_<statistic>: ce_mean is the mean over runs of CE
+    rr, ce = r.get("rr_mean"), r.get("ce_mean")
+    return (text + f"; its archive represents {rr:.0%} of the {len(study.front)} minimal "
+            f"PBGs' boxes (representation ratio, 1 = all) with convergence error {ce:.3g} "
+            "(0 = every member minimal).")
+
+
+def summary_by_metric(study) -> pd.DataFrame:
+    """`PBGStudy.summary` turned on its side for people: one row per figure (display
+    name), a mean and a variance column per algorithm."""
+    summary = study.summary().set_index("algorithm")
+    bases = list(dict.fromkeys(c.rsplit("_", 1)[0] for c in summary.columns))
+    rows = []
+    for b in bases:
+        row = {"figure": axis_label(b)}
+        for alg in summary.index:
+            name = "PBG-EA" if alg == "pbg_ea" else "NSGA-II" if alg == "nsga2" else alg
+            row[f"{name} mean"] = summary.loc[alg].get(f"{b}_mean")
+            row[f"{name} variance"] = summary.loc[alg].get(f"{b}_var")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pbg_section(result) -> Section:
+    """The HTML section of a PBG study: the answer, the per-algorithm summary, ours
+    beside the paper when the job gives the paper's values, the exact search, the
+    figure, the notes (interpretations labelled as such)."""
+    st = result.study
+    s = Section(f"{result.data}: property-based generalizations (PBG-EA)",
+                answer=pbg_answer(st))
+    eps = ", ".join(f"{e:g}" for e in st.eps)
+    s.add(paragraph(
+        "Objectives " + ", ".join(f"{display_name(o)} ({g}imized)"
+                                  for o, g in zip(st.objectives, st.goals))
+        + f"; ε = ({eps}); {len(st.runs)} seeded runs on a lattice of {st.lattice_size:,} "
+        f"nodes; {st.problem}."))
+    summary = summary_by_metric(st)
+    s.add_table(summary, css="ranking", text_columns=("figure",),
+                labels={c: c for c in summary.columns if c != "figure"} | {"figure": ""})
+    s.terms += [c.rsplit("_", 1)[0] for c in st.summary().columns if c != "algorithm"]
+    s.terms += list(st.objectives)
+    if result.paper:
+        s.add(heading("Ours beside the paper"))
+        s.add_table(paper_rows(st, result.paper), text_columns=("metric",),
+                    labels={"metric": "figure", "ours": "ours", "paper": "paper"})
+    if st.exact:
+        e = st.exact
+        s.add(paragraph(f"Exact search (monotonicity bounds): {e['minimal_pbgs']} minimal "
+                        f"PBGs from {e['nodes_evaluated']:,} nodes "
+                        f"({100 * e['share_evaluated']:.1f} %) in {e['seconds']:.1f} s."))
+    s.add_figures(result.files)
+    s.notes = list(st.notes) + [
+        "CE is printed as the paper defines it, a sum over the archive; the per-member "
+        "reading (CE divided by the archive size) is an interpretation, shown as "
+        "\"CE per member\"."]
+    return s
+
+
 @register_job_kind(
-    "pbg", section="pbg",
+    "pbg", section="pbg", report=pbg_section,
     description="PBG-EA runs scored against the minimal property-based generalizations "
                 "(Dewri et al. 2010; sdceval pbg)",
     keys=("objectives", "eps", "runs", "rule", "max_suppression", "baseline", "exact",

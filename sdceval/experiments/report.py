@@ -192,6 +192,44 @@ def write_report(result, out: Path) -> list[Path]:
     return files
 
 
+def paper_sections(result) -> list:
+    """HTML sections of the paper comparisons a run's file asks for (``[paper]``): the
+    same tables and agreement lines as ``report.md``."""
+    from sdceval.experiments.report_html import Section, paragraph
+    spec, out = result.spec, []
+    for key, comp in result.comparisons.items():
+        if not spec.paper.get(comp.dataset):
+            continue
+        params = {m.method: m.value for m in comp.matches}
+        df, notes = paper_side_by_side(comp.dataset, comp.utilities, params, spec.paper,
+                                       label="ours (bisection)")
+        s = Section(f"{comp.dataset}: the paper beside ours (matched by bisection)")
+        s.add(paragraph(f"The paper's printed matched risk: "
+                        f"{spec.paper[comp.dataset].get('target_risk')}; ours: "
+                        f"{comp.risk_measure} = {comp.target:.4g}."))
+        s.add_table(df, text_columns=("method",), labels={c: c for c in df.columns})
+        s.notes = [n.lstrip("- ") for n in notes]
+        out.append(s)
+    for key, df in result.evaluations.items():
+        if df.empty or not spec.paper.get(df["data"].iloc[0]):
+            continue
+        data = df["data"].iloc[0]
+        wide = df.pivot_table(index=["data", "release"], columns="measure", values="value",
+                              aggfunc="mean", sort=False).reset_index()
+        ours = {r["release"].split(":")[0]: {k: r[k] for k in wide.columns
+                                             if k not in ("data", "release")}
+                for _, r in wide.iterrows()}
+        params = {r["release"].split(":")[0]: r["release"].split("=")[-1]
+                  for _, r in wide.iterrows()}
+        t, notes = paper_side_by_side(data, ours, params, spec.paper,
+                                      label="ours (paper's parameters)")
+        s = Section(f"{data}: the paper beside ours at the paper's parameters ({key})")
+        s.add_table(t, text_columns=("method",), labels={c: c for c in t.columns})
+        s.notes = [n.lstrip("- ") for n in notes + seed_agreement_lines(df, spec.paper)]
+        out.append(s)
+    return out
+
+
 def tradeoff_lines(res) -> list[str]:
     """Markdown section of one trade-off job."""
     lines = [f"## Trade-off: {res.title}", ""]

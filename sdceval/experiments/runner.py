@@ -70,11 +70,12 @@ class ExperimentResult:
             if text:
                 lines.append(text)
         lines.append("\nfiles: " + ", ".join(str(f) for f in self.files))
+        lines.append(f"\nreport: {self.out / 'report.html'}")
         return "\n".join(lines)
 
 
 #: the files a run writes in its folder besides its jobs' ``<key>_*`` files
-FIXED_OUTPUTS = ("results.json", "report.md", "risk_curves.png")
+FIXED_OUTPUTS = ("results.json", "report.md", "report.html", "risk_curves.png")
 
 
 def planned_outputs(spec: ExperimentSpec, out) -> tuple[list[Path], list[str]]:
@@ -149,7 +150,31 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
                "paper": spec.paper}
     result.files.append(write_json(payload, out / "results.json"))
     result.files.extend(write_report(result, out))
+    result.files.append(write_html_report(result, out))
     return result
+
+
+def write_html_report(result: ExperimentResult, out) -> Path:
+    """``report.html``: one page for the experiment, a section per job (its kind's
+    `JobKind.report`) under a contents list, then the paper comparisons the file asks
+    for (`sdceval.experiments.report.paper_sections`)."""
+    from sdceval.experiments.report_html import run_inputs, write_page
+    from sdceval.experiments.jobs import report_section
+    from sdceval.experiments.report import paper_sections
+    spec = result.spec
+    sections = []
+    for job in spec.jobs:
+        res = result.results[job.kind][job.key]
+        s = report_section(job.kind, res)
+        s.title = f"{s.title} [{job.key}]"
+        s.anchor = job.key
+        sections.append(s)
+    sections += paper_sections(result)
+    extra = {"experiment file": Path(spec.path).name, "seed": str(spec.seed),
+             "repeats": str(spec.repeats),
+             "data": ", ".join(dict.fromkeys(str(j.options.get("data")) for j in spec.jobs))}
+    return write_page(Path(out) / "report.html", spec.name, sections,
+                      run_inputs(None, extra), lead=spec.description)
 
 
 __all__ = ["run_experiment", "ExperimentResult", "planned_outputs", "check_outputs"]

@@ -14,11 +14,13 @@ from typing import Callable
 from sdceval.compare.frontier import efficient_frontier
 from sdceval.compare.ranking import parse_measure_list
 from sdceval.compare.tradeoff import (DEFAULT_MEASURES, DEFAULT_METHOD, METHODS,
-                                      TradeoffResult, compute_tradeoff,
+                                      TradeoffResult, compute_tradeoff, frontier_axes,
                                       validate_tradeoff_options)
 from sdceval.core.fileio import write_csv, write_json
 from sdceval.core.registry import Param
 from sdceval.experiments.executor import make_executor
+from sdceval.core.glossary import axis_label, display_name
+from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import command_job, register_job_kind
 from sdceval.experiments.plots import plot_tradeoff
 
@@ -38,18 +40,11 @@ def tradeoff_result(job, executor, say, seed: int) -> TradeoffResult:
                               model_params=o.get("model_params", {}), seed=seed,
                               executor=executor, progress=say)
     labels = list(parse_measure_list(meas))
-    x, _, y = _axes(labels)
+    x, _, y = frontier_axes(labels)
     frontier = efficient_frontier(points, x=x, y=y) if x in points and y in points else points
-    return TradeoffResult(points, frontier, labels, job.title)
-
-
-def _axes(labels: list[str]) -> tuple[str, list[str], str]:
-    """The privacy axis (P_loss), the utility measures, and the one the frontier and
-    the main plot use (U_loss when measured, else the first)."""
-    x = "p_loss"
-    utilities = [m for m in labels if m != x]
-    return x, utilities, "u_loss" if "u_loss" in utilities else (utilities[0] if utilities
-                                                                  else x)
+    return TradeoffResult(points, frontier, labels, job.title,
+                          data=job.dataset.name if job.dataset is not None
+                          else Path(str(o.get("data", ""))).name)
 
 
 def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult:
@@ -57,7 +52,7 @@ def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult
     measure (``<prefix>tradeoff.png`` for the frontier's); appended to ``res.files``."""
     out = Path(out)
     points = res.points
-    x, utilities, y = _axes(res.measures)
+    x, utilities, y = frontier_axes(res.measures)
     res.files.append(write_csv(points, out / f"{prefix}points.csv"))
     res.files.append(write_csv(res.frontier, out / f"{prefix}frontier.csv"))
     if x not in points:
@@ -66,7 +61,6 @@ def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult
     bases: dict[str, list[str]] = {}
     for u in utilities:
         bases.setdefault(u.split("(")[0], []).append(u)
-    ylabels = {"u_loss": "utility loss U_loss", "query_error": "average relative error (%)"}
     for base, variants in bases.items():
         name = "tradeoff" if y in variants else f"tradeoff_{_slug(base)}"
         if len(variants) == 1:
@@ -75,10 +69,31 @@ def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult
             data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
                                var_name="variant", value_name=base)
             yy, by = base, "variant"
+        title = (f"{res.data + ': ' if res.data else ''}{display_name(base)} against "
+                 f"{display_name(x)}, one curve per privacy model")
         res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
-                                       by=by, style=style, title=res.title,
-                                       ylabel=ylabels.get(base, base)))
+                                       by=by, style=style, title=title,
+                                       xlabel=axis_label(x), ylabel=axis_label(base)))
     return res
+
+
+def tradeoff_section(res) -> Section:
+    """The HTML section of a trade-off: the answer, the frontier, the figures, every
+    point."""
+    x, utilities, y = frontier_axes(res.measures)
+    s = Section(res.title or "Privacy / utility trade-off", answer=res.answer())
+    s.add(paragraph(f"Each privacy model's threshold is swept over its grid; every release "
+                    f"is measured with {', '.join(axis_label(m) for m in res.measures)}. "
+                    "The efficient frontier keeps the releases that no other beats on "
+                    f"both {display_name(x)} and {display_name(y)}."))
+    s.add(heading("Efficient frontier"))
+    s.add_table(res.display_table(res.frontier.sort_values(x) if x in res.frontier
+                               else res.frontier), css="ranking", text_columns=("release",))
+    s.add_figures(res.files)
+    s.add(heading("Every release"))
+    s.add_table(res.display_table(res.points), text_columns=("release",))
+    s.terms += list(res.measures) + list(dict.fromkeys(res.points["model"]))
+    return s
 
 
 def _slug(s: str) -> str:
@@ -86,7 +101,7 @@ def _slug(s: str) -> str:
 
 
 @register_job_kind(
-    "tradeoff", section="tradeoffs",
+    "tradeoff", section="tradeoffs", report=tradeoff_section,
     description="P_loss / U_loss trade-off of privacy models over their grids "
                 "(Li & Li 2009; sdceval tradeoff)",
     keys=("models", "method", "grids", "measures", "model_params"),
@@ -106,7 +121,7 @@ def run_tradeoff(dataset, *, models=None, method: str = DEFAULT_METHOD, grids=No
     ``results.json``."""
     job = command_job("tradeoff", dataset, "tradeoff", models=models, method=method,
                       grids=grids, measures=measures,
-                      title=f"{dataset.name}: P_loss vs U_loss ({method})")
+                      title=f"{dataset.name}: privacy / utility trade-off ({method})")
     with make_executor("processes" if workers > 1 else "serial", workers) as ex:
         res = write_tradeoff(tradeoff_result(job, ex, progress or (lambda m: None), seed),
                              out)

@@ -42,7 +42,10 @@ from sdceval.compare.ranking import parse_reference
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
+from sdceval.core.glossary import display_name, release_label
+from sdceval.core.text_table import console_table, fill
 from sdceval.core.registry import Param
+from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind
 from sdceval.vectors.comparison import ReleaseComparison, compare_releases
 from sdceval.vectors.indices import BINARY_INDICES
@@ -195,10 +198,71 @@ class VectorsJobResult:
 
     def __str__(self) -> str:
         c = self.comparison
+        pairs = list(dict.fromkeys(zip(c.pairs["first"], c.pairs["second"])))
         cols = ["first", "second", "property", "relation", "share_better_first",
                 "share_better_second", "p_cov_12", "p_cov_21", "p_spr_12", "p_spr_21"]
-        return "\n".join([*self.described, c.pairs[cols].to_string(
-            index=False, float_format=lambda v: f"{v:.4g}")])
+        show = c.pairs[cols].assign(property=[display_name(p) for p in c.pairs["property"]])
+        return "\n".join([*(fill(pair_answer(c, a, b)) for a, b in pairs), *self.described,
+                          console_table(show, keep=3, where=f"{self.key}_pairs.csv")])
+
+
+def pair_answer(comp: ReleaseComparison, first: str, second: str) -> str:
+    """One pair of releases in one sentence: which leaves more records better off on
+    which property, and whether one dominates (D09 §3: dominance over all records)."""
+    a, b = release_label(first), release_label(second)
+    rows = comp.pairs[(comp.pairs["first"] == first) & (comp.pairs["second"] == second)]
+    over = comp.overall[(comp.overall["first"] == first) & (comp.overall["second"] == second)]
+    relation = over["relation"].iloc[0] if len(over) and "relation" in over else ""
+    if relation == "dominates":
+        return (f"{a} protects every record at least as well as {b} on every property "
+                "(it dominates).")
+    if relation == "dominated":
+        return (f"{b} protects every record at least as well as {a} on every property "
+                "(it dominates).")
+    if relation == "equal":
+        return f"{a} and {b} give every record the same values."
+    wins: dict[str, list[str]] = {a: [], b: []}
+    for _, r in rows.iterrows():
+        fa, fb = r["share_better_first"], r["share_better_second"]
+        if fa == fb:
+            continue
+        who, share = (a, fa) if fa > fb else (b, fb)
+        wins[who].append(f"{display_name(r['property'])} ({share:.0%} of records)")
+    parts = [f"{who} leaves more records better off on {', '.join(props)}"
+             for who, props in wins.items() if props]
+    return ("; ".join(parts) + "; neither release is better for every record "
+            "(they are incomparable)." if parts else f"{a} and {b} are incomparable.")
+
+
+def vectors_section(result) -> Section:
+    """The HTML section of a property-vector comparison: one answer per pair, the
+    per-release summaries, the pairs' indices, the figures."""
+    comp = result.comparison
+    pairs = list(dict.fromkeys(zip(comp.pairs["first"], comp.pairs["second"])))
+    answers = [pair_answer(comp, a, b) for a, b in pairs]
+    s = Section(f"{result.data}: who bears the risk under each release (property vectors)",
+                answer=" ".join(answers))
+    s.add(paragraph("Every record's value of each property under each release (Dewri et "
+                    "al. 2009): the worst-off record, the mean and the sum per release; "
+                    "then, per pair, the share of records better off under each."),
+          heading("Releases"))
+    s.add(paragraph("; ".join(result.described) + "."))
+    unary = comp.unary.copy()
+    unary.insert(0, "release", [release_label(r) for r in unary.pop("release")])
+    unary = unary.drop(columns=[c for c in ("direction",) if c in unary])
+    unary["property"] = [display_name(p) for p in unary["property"]]
+    s.add_table(unary, css="ranking", text_columns=("release", "property"))
+    s.terms += list(comp.settings.get("properties", []))
+    for a, b in pairs:
+        rows = comp.pairs[(comp.pairs["first"] == a) & (comp.pairs["second"] == b)]
+        show = rows[[c for c in ("property", "relation", "n_compared", "share_better_first",
+                                 "share_better_second", "p_cov_12", "p_cov_21", "p_spr_12",
+                                 "p_spr_21", "log_p_hv_12", "log_p_hv_21") if c in rows]].copy()
+        show["property"] = [display_name(p) for p in show["property"]]
+        s.add(heading(f"{release_label(a)} (first) against {release_label(b)} (second)"))
+        s.add_table(show, text_columns=("property", "relation"))
+    s.add_figures(result.files)
+    return s
 
 
 def vectors_result(job, executor, say, seed: int) -> VectorsJobResult:
@@ -212,7 +276,7 @@ def vectors_result(job, executor, say, seed: int) -> VectorsJobResult:
 
 
 @register_job_kind(
-    "vectors", section="vectors",
+    "vectors", section="vectors", report=vectors_section,
     description="property vectors of releases compared record by record: quality "
                 "indices, dominance, decisions (Dewri et al. 2009; sdceval vectors)",
     keys=("releases", "properties", "suppressed", "roles", "index", *DECISIONS),

@@ -178,6 +178,8 @@ class Objective:
     bound_exact: bool = False
     #: objectives take no parameters (the typed-parameter slot of every registry entry)
     params: tuple = ()
+    #: the display name (`sdceval.core.glossary`)
+    label: str = ""
 
     def minimized(self, values: np.ndarray) -> np.ndarray:
         """Values in the minimized sense (negated for ``max`` objectives)."""
@@ -189,9 +191,10 @@ OBJECTIVES: Registry = Registry("lattice objective")
 
 
 def register_objective(name, goal, description, needs=(), monotone=None, bound=None,
-                       integer=False, bound_exact=False):
-    """Decorator: register ``fn(batch, outcome, ctx) -> (m,)`` as objective ``name``
-    (`Objective` says what each argument means); a name registered twice is refused."""
+                       integer=False, bound_exact=False, label=""):
+    """Decorator: register ``fn(batch, outcome, ctx) -> (m,)`` as objective ``name``,
+    shown to people as ``label`` (`Objective` says what each argument means); a name
+    registered twice is refused."""
     if goal not in GOALS:
         raise RegistrationError(f"objective {name!r}: goal must be one of "
                                 f"{', '.join(map(str, GOALS))}, got {goal!r}")
@@ -199,7 +202,7 @@ def register_objective(name, goal, description, needs=(), monotone=None, bound=N
     def deco(fn):
         OBJECTIVES.add(name, Objective(name, goal, fn, description, tuple(needs),
                                        monotone or (lambda rule, models, n: False), bound,
-                                       integer, bound_exact))
+                                       integer, bound_exact, label=label))
         return fn
     return deco
 
@@ -235,7 +238,8 @@ def _k(batch, outcome, ctx):
     return outcome.k.astype(np.float64)
 
 
-@_register("suppressed", "min", "suppressed records", integer=True)
+@_register("suppressed", "min", "suppressed records", integer=True,
+           label="suppressed records")
 def _suppressed(batch, outcome, ctx):
     return outcome.suppressed.astype(np.float64)
 
@@ -289,6 +293,7 @@ for _v, _desc in (("distinct", "distinct sensitive values"),
                   ("probabilistic", "|E| / count of the most frequent sensitive value"),
                   ("entropy", "exp(entropy of the sensitive values)")):
     _register(f"l_{_v}", "max", f"ℓ-diversity ({_v}): min over kept classes of {_desc}",
+              label=f"ℓ ({_v})",
               needs=("sensitive",), integer=_v == "distinct")(_l_objective(_v))
 
 
@@ -392,15 +397,19 @@ def _distance_objective(kind):
     return fn
 
 
-_register("t", "min", "t-closeness: max over kept classes of EMD(class, table) "
+_register("t", "min", label="t (EMD)",
+          description="t-closeness: max over kept classes of EMD(class, table) "
           "(ground distance 'auto')", needs=("sensitive",))(_distance_objective("t"))
-_register("t_js", "min", "t-closeness: max over kept classes of the Jensen–Shannon "
+_register("t_js", "min", label="t (Jensen–Shannon)",
+          description="t-closeness: max over kept classes of the Jensen–Shannon "
           "divergence (natural log)", needs=("sensitive",))(_distance_objective("t_js"))
-_register("delta", "min", "δ-disclosure: max over kept classes of max_s |ln(p/q)|",
+_register("delta", "min", label="δ",
+          description="δ-disclosure: max over kept classes of max_s |ln(p/q)|",
           needs=("sensitive",))(_distance_objective("delta"))
 
 
-@_register("s_k", "max", "S_k: sum over kept tuples of their class size (Σ|E|²)",
+@_register("s_k", "max", label="S_k (sum of class sizes)",
+           description="S_k: sum over kept tuples of their class size (Σ|E|²)",
            integer=True)
 def _s_k(batch, outcome, ctx):
     return _kept_sum(batch, outcome, _size_squares(batch), "size_squares")
@@ -424,7 +433,8 @@ def _count_square_totals(batch) -> np.ndarray:
     return batch.memo(("all", "count_squares"), compute)
 
 
-@_register("s_l", "max", "S_ℓ: sum over kept tuples of the count of their sensitive value "
+@_register("s_l", "max", label="S_ℓ (sum of sensitive counts)",
+           description="S_ℓ: sum over kept tuples of the count of their sensitive value "
            "in their class (Σ_E Σ_s c²)", needs=("sensitive",), integer=True)
 def _s_l(batch, outcome, ctx):
     total = _count_square_totals(batch)
@@ -495,7 +505,7 @@ def _glm_total(batch, outcome, ctx):
     return total + ctx.d * outcome.suppressed
 
 
-@_register("glm_normalized", "min", "glm / (N · d), in [0, 1]", monotone=_loss_monotone,
+@_register("glm_normalized", "min", "glm / (N · d), in [0, 1]", label="GLM, normalized", monotone=_loss_monotone,
            bound=lambda ctx: ctx.level_losses / (ctx.n * ctx.d))
 def _glm_normalized(batch, outcome, ctx):
     return _glm(batch, outcome, ctx) / (ctx.n * ctx.d)
@@ -516,7 +526,7 @@ def _cm_count(batch, outcome, ctx):
     return _kept_sum(batch, outcome, _minority(batch)) + outcome.suppressed
 
 
-@_register("cm_fraction", "min", "cm / N", needs=("label",), monotone=_loss_monotone)
+@_register("cm_fraction", "min", "cm / N", label="CM, share of records", needs=("label",), monotone=_loss_monotone)
 def _cm_fraction(batch, outcome, ctx):
     return _cm(batch, outcome, ctx) / ctx.n
 

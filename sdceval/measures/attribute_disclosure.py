@@ -76,6 +76,7 @@ def suppressed_release(dataset) -> Release:
 # -- the measure ----------------------------------------------------------------------
 @register_measure(
     "p_loss", category="risk", direction="lower_is_better",
+    label="worst-case attribute disclosure (P_loss)",
     kinds=("generalized", "bucketized"), needs=("sensitive",),
     description="worst-case attribute disclosure (Li & Li 2009 §4.1): max over records of "
                 "JS(Q, P(t)), Q the table's sensitive distribution, P(t) that of t's "

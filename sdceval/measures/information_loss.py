@@ -80,6 +80,7 @@ def glm_per_record(dataset, cells: dict, suppressed: np.ndarray | None = None,
 # -- measures -------------------------------------------------------------------------
 @register_measure(
     "glm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    label="generalization loss (GLM)",
     needs=("qis", "cells"),
     params=[Param("normalized", bool, True,
                   description="per record the mean over QIs and value the mean over "
@@ -109,6 +110,7 @@ def glm(dataset, release: Release, *, normalized: bool = True) -> Measurement:
 
 @register_measure(
     "cm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    label="classification metric (CM)",
     needs=("label",),
     description="classification metric (Iyengar): share of records that are suppressed or "
                 "whose label differs from their class's majority label")
@@ -137,6 +139,7 @@ def cm(dataset, release: Release) -> Measurement:
 
 @register_measure(
     "discernibility", category="information_loss", direction="lower_is_better",
+    label="discernibility",
     kinds=_KINDS,
     description="discernibility metric (Bayardo & Agrawal): sum of squared class sizes, "
                 "N per suppressed record")
@@ -162,6 +165,7 @@ def discernibility(dataset, release: Release) -> Measurement:
 
 @register_measure(
     "avg_class_size", category="information_loss", direction="lower_is_better",
+    label="average class size",
     kinds=_KINDS,
     params=[Param("k", int, None, low=1,
                   description="if given, divide by k (LeFevre et al.'s C_avg)")],

@@ -119,9 +119,19 @@ import numpy as np
 
 from sdceval.core import threads
 from sdceval.core.measurement import Measurement
+from sdceval.core.glossary import register_term
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
 from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
+
+register_term("reidentification_rate", "re-identification rate (nearest record)",
+              "share of original records whose nearest released record (on the original's "
+              "scale) is their own, ties shared: an intruder's expected hit rate",
+              "riskier", unit="share of records")
+register_term("reidentification_rate_any", "re-identification rate (any tie)",
+              "share of original records whose own released record is among the nearest "
+              "ones (ties counted as hits): an upper bound on the linkage hit rate",
+              "riskier", unit="share of records")
 
 AGGREGATES = ("mean_log1p", "mean", "log_mean")
 RANK_SCALES = ("raw", "fraction")
@@ -299,6 +309,7 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 @register_measure(
     "linkage_risk", category="risk", direction="higher_is_better", kinds=NUMERIC_KINDS,
+    label="record-linkage distance",
     needs=("numeric",),
     params=[
         Param("aggregate", str, DEFAULTS["aggregate"], choices=AGGREGATES,

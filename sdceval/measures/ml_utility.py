@@ -220,6 +220,7 @@ def split(y: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.nd
 
 @register_measure(
     "ml_utility", category="utility", direction="lower_is_better", kinds=KINDS,
+    label="classifier utility lost",
     params=[
         Param("target", str, default="auto", choices=TARGETS,
               description="what the classifier predicts: the label, the sensitive "

@@ -139,7 +139,7 @@ def _make_check(name: str, cls) -> None:
         cls.check_name, category="privacy",
         direction="higher_is_better" if cls.larger_is_safer else "lower_is_better",
         kinds=_KINDS, needs=("classes",) + (("sensitive",) if cls.needs_sensitive else ()),
-        params=params,
+        params=params, label=f"{cls.title or name} achieved",
         description=f"{cls.title or name} achieved: the {worst} {threshold} over classes "
                     f"(privacy model {name!r})")(check)
 

@@ -142,6 +142,7 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
 
 @register_measure(
     "propensity", category="utility", direction="lower_is_better", kinds=NUMERIC_KINDS,
+    label="propensity-score loss",
     needs=("numeric",),
     params=[
         Param("model", str, "pairwise", choices=MODELS,

@@ -214,6 +214,7 @@ def reconstructed_counts(dataset, release: Release, queries: CountQueries) -> np
 
 @register_measure(
     "query_error", category="utility", direction="lower_is_better", kinds=KINDS,
+    label="query error (%)",
     params=[
         Param("n_queries", int, default=1000, low=1,
               description="number of random COUNT queries (the paper uses 1000)"),

@@ -476,6 +476,7 @@ INTRUDER = Param(
 
 @register_measure(
     "reidentification", category="risk", direction="lower_is_better", kinds=KINDS,
+    label="re-identification rate", unit="share of records",
     params=[INTRUDER],
     description="re-identification on every release (SPEC §4): per record the probability "
                 "that an intruder picking among C_i, the compatible released records "
@@ -514,6 +515,7 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted"
 
 @register_measure(
     "attribute_inference", category="risk", direction="lower_is_better", kinds=KINDS,
+    label="attribute inference rate", unit="share of records",
     needs=("sensitive",),
     params=[Param("tol", float, 0.05, low=0.0, high=1.0, unit="fraction of the range",
                   description="a numeric sensitive value matches within tol x the "

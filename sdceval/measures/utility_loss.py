@@ -475,6 +475,7 @@ class UniformEstimator:
 # -- the measure ----------------------------------------------------------------------
 @register_measure(
     "u_loss", category="utility", direction="lower_is_better",
+    label="aggregate utility loss (U_loss)",
     kinds=("generalized", "bucketized"), needs=("qis", "sensitive", "cells"),
     params=[
         MIN_SUPPORT,

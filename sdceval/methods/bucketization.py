@@ -79,6 +79,7 @@ def _need_sensitive(dataset, who):
 
 @register_method(
     "bucketization", family="bucketization", random=True, params=[MODELS_PARAM],
+    label="bucketization",
     description="Mondrian buckets (same privacy models as 'mondrian'), QIs published "
                 "exactly, sensitive values permuted within each bucket (Li & Li)")
 def bucketization(dataset, *, seed, models) -> Release:
@@ -156,6 +157,7 @@ def anatomy_groups(codes: np.ndarray, l: int, n_values: int,  # noqa: E741
 
 @register_method(
     "anatomy", family="bucketization", random=True,
+    label="Anatomy",
     params=[Param("l", int, 4, low=2, protection="increasing", grid=(2, 3, 4, 5, 6, 7),
                   description="every bucket holds ℓ (or ℓ+1) records with distinct "
                               "sensitive values; requires that no value has share > 1/ℓ")],

@@ -298,6 +298,7 @@ def _metric_choices() -> tuple[str, ...]:
 # -- the method ---------------------------------------------------------------------------
 @register_method(
     "generalization", family="generalization", random=False,
+    label="full-domain generalization",
     params=[
         Param("levels", str, None,
               description="lattice node: one hierarchy level per QI in schema order "

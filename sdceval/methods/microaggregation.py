@@ -280,6 +280,7 @@ def group_means(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 @register_method(
     "mdav", family="perturbative", random=False,
+    label="MDAV microaggregation",
     description="Multivariate microaggregation (MDAV): groups of k..2k-1 similar records "
                 "(on z-scored numeric attributes), each record replaced by its group mean",
     params=[Param("k", int, default=5, low=2, high="n", protection="increasing",

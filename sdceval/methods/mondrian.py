@@ -262,6 +262,7 @@ def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame
 
 @register_method(
     "mondrian", family="generalization", random=False, params=[MODELS_PARAM],
+    label="Mondrian",
     description="Mondrian strict multidimensional partitioning (LeFevre et al.) under "
                 "any list of privacy models (k, l, t, delta, cl, ...); generalized cells")
 def mondrian(dataset, *, seed, models) -> Release:

@@ -34,6 +34,7 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
 
 @register_method(
     "noise", family="perturbative", random=True,
+    label="correlated noise",
     description="Correlated noise addition: Y = X + E, E ~ N(0, gamma * Sigma) with Sigma "
                 "the sample covariance of the numeric attributes",
     params=[Param("gamma", float, default=1.0, low=0.0, high=100.0, low_inclusive=False,
@@ -117,6 +118,7 @@ def match_moments(y: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 @register_method(
     "multiplicative_noise", family="perturbative", random=True,
+    label="multiplicative noise",
     description="Höhne's multiplicative noise: y = x (1 + sign_i |N(0, s)|), one sign per "
                 "record, then each attribute rescaled to its original mean and variance",
     params=[Param("s", float, default=0.5, low=0.0, high=10.0, low_inclusive=False,

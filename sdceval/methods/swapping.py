@@ -107,6 +107,7 @@ def rank_swap_column(x: np.ndarray, p: float, seed: np.random.Generator,
 
 @register_method(
     "rank_swap", family="perturbative", random=True,
+    label="rank swapping",
     description="Rank swapping: each numeric attribute's values are swapped with values "
                 "whose ranks differ by at most p * n",
     params=[Param("p", float, default=0.2, low=0.0, high=1.0, low_inclusive=False,

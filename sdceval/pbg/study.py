@@ -31,6 +31,27 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError, plain
+from sdceval.core.glossary import register_term
+
+for _name, _label, _gloss, _dir in (
+        ("algorithm", "algorithm", "pbg_ea: Dewri et al.'s PBG-EA; nsga2: pymoo's NSGA-II "
+         "with the same node budget", None),
+        ("archive", "archive size", "nodes kept in the run's final archive", None),
+        ("nodes_evaluated", "nodes evaluated", "lattice nodes the run evaluated", "worse"),
+        ("share_evaluated", "share of the lattice evaluated", "nodes evaluated / lattice "
+         "size", "worse"),
+        ("ce", "convergence error (CE, sum)", "sum over the archive of each member's "
+         "normalized distance to the nearest minimal PBG (0 = every member is minimal; "
+         "Dewri et al. 2010 §7)", "worse"),
+        ("ce_mean", "CE per member", "CE divided by the archive size (an interpretation "
+         "of the paper's CE, not its printed definition)", "worse"),
+        ("rr", "representation ratio (RR)", "share of the minimal PBGs' ε-boxes that the "
+         "archive occupies (1 = every box represented; Dewri et al. 2010 §7)", "better"),
+        ("rr_unit_archive", "RR, unit-box archive", "the representation ratio of a second "
+         "run with unit boxes (the second reading of the paper's RR)", "better"),
+        ("seconds", "seconds", "wall-clock time of the run", "worse"),
+        ("seed", "seed", "the run's random seed", None)):
+    register_term(_name, _label, _gloss, _dir)
 from sdceval.lattice.search import MAX_EXHAUSTIVE_NODES, LatticeProblem, evaluate_all
 from sdceval.pbg import metrics
 from sdceval.pbg.dominance import check_eps

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError, plain
+from sdceval.core.glossary import register_term
 from sdceval.core.release import Release
 from sdceval.vectors import comparators, indices
 from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
@@ -40,6 +41,38 @@ from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
 
 #: binary indices reported for every pair, both ways
 PAIR_INDICES = ("p_binary", "p_cov", "p_spr", "p_hv")
+
+for _name, _label, _gloss, _dir in (
+        ("release", "release", "a release: a method with its parameters, or a file", None),
+        ("property", "property", "the per-record property compared (sdceval list "
+         "properties)", None),
+        ("direction", "direction", "which way the property is better", None),
+        ("n", "records", "records with a value (suppressed ones excluded)", None),
+        ("worst", "worst record", "the value of the worst-off record", None),
+        ("mean", "mean over records", "the property's mean over the records", None),
+        ("sum", "sum over records", "the property's sum over the records", None),
+        ("first", "first release", "the first release of the pair", None),
+        ("second", "second release", "the second release of the pair", None),
+        ("relation", "dominance", "whether one release is at least as good for every "
+         "record (dominates), or each is better for some records (incomparable)", None),
+        ("n_compared", "records compared", "records with a value in both releases", None),
+        ("share_better_first", "records better off, first", "share of the compared records "
+         "strictly better protected (or served) by the first release", None),
+        ("share_better_second", "records better off, second", "share of the compared "
+         "records strictly better off under the second release", None),
+        ("share_equal", "records equal", "share of the compared records with equal values",
+         None),
+        ("p_binary", "P_binary", "records strictly better in one release than in the other "
+         "(a count; Dewri et al. 2009 §3)", None),
+        ("p_cov", "P_cov", "share of records at least as good in one release as in the other "
+         "(ties count for both; Dewri et al. 2009 §5.2)", None),
+        ("p_spr", "P_spr", "how much better one release is where it is better: the sum of "
+         "the positive gaps (Dewri et al. 2009 §5.3)", None),
+        ("p_hv", "log P_hv", "hypervolume dominated by one release alone, in log space "
+         "(Dewri et al. 2009 §5.4)", None),
+        ("log_p_hv", "log P_hv", "hypervolume dominated by one release alone, in log space "
+         "(Dewri et al. 2009 §5.4)", None)):
+    register_term(_name, _label, _gloss, _dir)
 
 
 @dataclass
