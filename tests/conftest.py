@@ -44,3 +44,11 @@ def adult_small():
     return Dataset(frame, base.schema.with_roles(
         qi=["age", "education", "marital-status", "sex"], sensitive="occupation"),
         name="adult-small")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that needs a browser is slow too: the fast suite (-m "not slow") leaves
+    headless Chromium to the full run (CI)."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.slow)

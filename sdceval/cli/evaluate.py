@@ -14,7 +14,7 @@ reason; if none applies, the command fails with the reasons.
 """
 from __future__ import annotations
 
-from sdceval.cli.common import _add_command, _add_data_options, _dataset, _say
+from sdceval.cli.common import _add_command, _add_data_options, _add_wide_option, _dataset, _say
 import warnings
 
 from sdceval.core.errors import SdcevalError, plain
@@ -38,6 +38,7 @@ def add_parser(sub):
                    help="comma-separated measures, parameters after a colon "
                         "(e.g. propensity:model=linear,emd)")
     s.add_argument("--out", help="write the measurements as JSON (default: not written)")
+    _add_wide_option(s)
     return s
 
 
@@ -70,20 +71,56 @@ def cmd_evaluate(args) -> int:
                            + "; ".join(_reason(label, exc) for label, exc in skipped))
     for label, exc in skipped:  # a warning: shown even with -q, as the output lacks it
         warnings.warn(f"not computed: {_reason(label, exc)}")
-    rows, lines = [], []
+    rows, measured = [], []
     for label, spec, params in applicable:
         _say(args, f"measuring {label} ...")
         m = spec.evaluate(ds, rel, params)
         rows.append({**m.to_dict(), "label": label, "params": params})
-        lines.append(f"{label:20s} {m.value:.6g}" + "".join(
-            f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={plain(v)}"
-            for k, v in m.details.items() if isinstance(v, (int, float, str))))
+        measured.append((label, m))
     if args.out:  # the file first: a closed stdout must not lose it
         write_json({"data": ds.name, "release": str(args.release), "measurements": rows},
                    args.out, protected=[args.release, args.key])
         _say(args, f"wrote {args.out}")
-    print("\n".join(lines))
+    print(_measurements_text(measured, getattr(args, "wide", False)))
     return 0
+
+
+def _measurements_text(measured, wide: bool) -> str:
+    """One row per measure (display name, value, how to read it, the name
+    ``--measures`` takes); below each, its
+    details that have a name people read (re-identification rates, ...); every detail,
+    as ``key=value``, with ``--wide``."""
+    import textwrap
+
+    import pandas as pd
+
+    from sdceval.core.glossary import term
+    from sdceval.core.text_table import cell, console_table
+
+    def shown(t, v):
+        if t is not None and t.unit == "share of records" and isinstance(v, float):
+            return f"{100 * v:.3g} %"
+        return cell(v)
+    table, extra = [], []
+    for label, m in measured:
+        t = term(label)
+        table.append({"measure": t.label if t else label, "value": shown(t, float(m.value)),
+                      "how to read it": t.words if t else "", "name": label})
+        for k, v in m.details.items():
+            dt = term(k)
+            if dt is not None and dt.words and isinstance(v, (int, float)):
+                table.append({"measure": f"  {dt.label}", "value": shown(dt, float(v)),
+                              "how to read it": dt.words, "name": ""})
+        if wide:
+            extra.append(textwrap.fill(f"{label}: " + "  ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={plain(v)}"
+                for k, v in m.details.items() if isinstance(v, (int, float, str))), 100,
+                subsequent_indent="    "))
+    text = console_table(pd.DataFrame(table), keep=3, glosses=False,
+                         labels={"measure": "measure", "value": "value",
+                                 "how to read it": "how to read it",
+                                 "name": "name (--measures)"})
+    return "\n".join([text, *extra])
 
 
 def _reason(label: str, exc: Exception) -> str:

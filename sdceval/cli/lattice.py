@@ -119,7 +119,7 @@ def _print_search(args, res, ds) -> int:
                                 "suppression limit": str(res.max_suppression)})
         _say(args, f"wrote {args.out}, {report}")
     from sdceval.experiments.lattice_job import lattice_answer
-    print(_answer(lattice_answer(res)))
+    print(_answer(lattice_answer(res)) + "\n")
     levels, ev = o["levels"], o["evaluation"]
     print(f"optimum ({args.metric}, {res.problem}):")
     print(f"  levels {','.join(map(str, levels))}  "

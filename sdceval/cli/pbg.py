@@ -63,7 +63,7 @@ def cmd_pbg(args) -> int:
             {"objectives": args.objectives, "runs": str(args.runs),
              "first seed": str(args.seed)}))
         _say(args, "wrote " + ", ".join(str(f) for f in files))
-    print(_answer(pbg_answer(study)))
+    print(_answer(pbg_answer(study)) + "\n")
     eps_txt = ",".join(f"{e:g}" for e in study.eps)
     print(f"{ds.name}: {', '.join(study.objectives)} (goals {', '.join(study.goals)}), "
           f"eps {eps_txt}, {len(study.runs)} runs, lattice {study.lattice_size:,} nodes"

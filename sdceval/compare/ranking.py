@@ -335,8 +335,9 @@ class Comparison:
         # what the ranking rests on first (utilities and their ranks, the matched
         # risk), the other risk readings after: a console too narrow drops those
         for c in self.utilities_shown() + readings:
+            share = _is_share(self.risk_measure if c == "risk" else c)
             if with_ci and f"{c}_lo" in df:
-                out[c] = [f"{_short(v)} [{a:.2g}, {b:.2g}]" for v, a, b in
+                out[c] = [_with_interval(v, a, b, share) for v, a, b in
                           zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"])]
             else:
                 out[c] = df[c].to_numpy()
@@ -378,6 +379,15 @@ def _is_share(measure: str) -> bool:
     """A risk measured as a share of the records (re-identification, inference)."""
     t = term(measure)
     return bool(t and t.unit == "share of records")
+
+
+def _with_interval(v, lo, hi, share: bool) -> str:
+    """``value [low, high]``; a share of the records as percents, its interval kept
+    within 0..100 % (a prediction interval over few seeds can overshoot)."""
+    if share:
+        lo, hi = max(float(lo), 0.0), min(float(hi), 1.0)
+        return f"{100 * v:.3g} % [{100 * lo:.2g}, {100 * hi:.2g}]"
+    return f"{_short(v)} [{lo:.2g}, {hi:.2g}]"
 
 
 def _short(v) -> str:

@@ -54,6 +54,12 @@ DIRECTION_WORDS = {
 }
 
 
+#: the words of a direction whose lower values are the better ones
+_LOWER_IS_BETTER = frozenset(
+    [w for (_, d), w in _MEASURE_WORDS.items() if d == "lower_is_better"]
+    + [DIRECTION_WORDS[k] for k in ("riskier", "loss", "worse", "less_protection")])
+
+
 @dataclass(frozen=True)
 class Term:
     """A name as a person reads it: ``label`` (a display name), ``gloss`` (one
@@ -71,6 +77,14 @@ class Term:
     @property
     def description(self) -> str:
         return self.gloss
+
+    @property
+    def lower_is_better(self) -> bool | None:
+        """Whether a lower value is the better one (less risk, less loss, more
+        protection), None for a number without a direction."""
+        if not self.words:
+            return None
+        return self.words in _LOWER_IS_BETTER
 
     @property
     def axis(self) -> str:

@@ -116,7 +116,7 @@ def legend(columns, labels: dict[str, str] | None = None, width: int = WIDTH) ->
 
 def fill(text: str) -> str:
     """A sentence wrapped to `WIDTH` columns, its continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ")
+    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def console_table(df: pd.DataFrame, *, keep: int = 1, wide: bool = False,
@@ -131,13 +131,14 @@ def console_table(df: pd.DataFrame, *, keep: int = 1, wide: bool = False,
         lines.append(textwrap.fill(
             f"({len(dropped)} more column{'s' if len(dropped) > 1 else ''}"
             + (f" in {where}" if where else "") + f", --wide shows them: {names})",
-            WIDTH))
+            WIDTH, break_on_hyphens=False))
     if glosses:
         shown = [c for c in df.columns if c not in dropped]
         got = legend(shown, labels)
         if got:
             lines.append("  " + textwrap.fill("; ".join(got), WIDTH - 2,
-                                              subsequent_indent="  "))
+                                              subsequent_indent="  ",
+                                              break_on_hyphens=False))
     return "\n".join(lines)
 
 

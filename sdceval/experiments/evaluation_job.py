@@ -16,8 +16,8 @@ from sdceval.catalog import get_measure, get_method
 from sdceval.compare.ranking import parse_measure_list, parse_reference, typed_params
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_csv
-from sdceval.core.glossary import release_label
-from sdceval.core.text_table import console_table
+from sdceval.core.glossary import release_label, term
+from sdceval.core.text_table import console_table, fill
 from sdceval.core.loaders import open_ref
 from sdceval.experiments.report_html import Section, paragraph
 from sdceval.experiments.jobs import register_job_kind, task_progress
@@ -83,11 +83,33 @@ class EvaluationJobResult:
     def __str__(self) -> str:
         if self.frame.empty:
             return ""
-        wide = self.frame.pivot_table(index="release", columns="measure", values="value",
-                                      aggfunc="mean", sort=False).reset_index()
-        wide.columns.name = None
-        wide["release"] = [release_label(r) for r in wide["release"]]
-        return console_table(wide, where=f"{self.key}_measurements.csv")
+        wide = _wide(self.frame)
+        return "\n".join([fill(evaluation_answer(wide)),
+                          console_table(wide, where=f"{self.key}_measurements.csv")])
+
+
+def _wide(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per release (display name), one column per measure (means over seeds)."""
+    wide = frame.pivot_table(index="release", columns="measure", values="value",
+                             aggfunc="mean", sort=False).reset_index()
+    wide.columns.name = None
+    wide["release"] = [release_label(r) for r in wide["release"]]
+    return wide
+
+
+def evaluation_answer(wide: pd.DataFrame) -> str:
+    """Which release is best on each measure with a direction, in one sentence."""
+    best = []
+    for m in wide.columns[1:]:
+        t = term(m)
+        vals = wide[m].astype(float)
+        if t is None or t.lower_is_better is None or vals.isna().all():
+            continue
+        lower = t.lower_is_better
+        i = vals.idxmin() if lower else vals.idxmax()
+        best.append(f"{wide['release'][i]} {'has the least' if lower else 'is best on'} "
+                    f"{t.label}")
+    return "; ".join(best) + "." if best else ""
 
 
 def evaluation_section(result) -> Section:
@@ -98,11 +120,9 @@ def evaluation_section(result) -> Section:
                 "parameters")
     if df.empty:
         return s
-    wide = df.pivot_table(index="release", columns="measure", values="value",
-                          aggfunc="mean", sort=False).reset_index()
-    wide["release"] = [release_label(r) for r in wide["release"]]
-    wide.columns.name = None
+    wide = _wide(df)
     seeds = df["seed"].nunique() if "seed" in df else 1
+    s.answer = evaluation_answer(wide)
     s.add(paragraph("Every release measured with every measure"
                     + (f" (means over {seeds} seeds)" if seeds > 1 else "") + "."))
     s.add_table(wide, css="ranking", text_columns=("release",))

@@ -271,12 +271,19 @@ def summary_by_metric(study) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: the rows of `paper_rows` that no glossary term names
+_PAPER_ROW_LABELS = {"ce_mean (per member)": "CE per member (an interpretation)",
+                     "nodes": "nodes evaluated", "nodes %": "nodes evaluated, % of the lattice",
+                     "rr (reading ii)": "RR, second reading (unit-box archive)"}
+
+
 def pbg_section(result) -> Section:
     """The HTML section of a PBG study: the answer, the per-algorithm summary, ours
     beside the paper when the job gives the paper's values, the exact search, the
     figure, the notes (interpretations labelled as such)."""
     st = result.study
-    s = Section(f"{result.data}: property-based generalizations (PBG-EA)",
+    s = Section(result.title if result.title != result.key
+                else f"{result.data}: property-based generalizations (PBG-EA)",
                 answer=pbg_answer(st))
     eps = ", ".join(f"{e:g}" for e in st.eps)
     s.add(paragraph(
@@ -291,7 +298,9 @@ def pbg_section(result) -> Section:
     s.terms += list(st.objectives)
     if result.paper:
         s.add(heading("Ours beside the paper"))
-        s.add_table(paper_rows(st, result.paper), text_columns=("metric",),
+        rows = paper_rows(st, result.paper)
+        rows["metric"] = [_PAPER_ROW_LABELS.get(m) or display_name(m) for m in rows["metric"]]
+        s.add_table(rows, text_columns=("metric",),
                     labels={"metric": "figure", "ours": "ours", "paper": "paper"})
     if st.exact:
         e = st.exact

@@ -160,18 +160,9 @@ def write_report(result, out: Path) -> list[Path]:
         for key, df in result.evaluations.items():
             if df.empty:
                 continue
-            wide = df.pivot_table(index=["data", "release"], columns="measure", values="value",
-                                  aggfunc="mean", sort=False).reset_index()
+            wide, t, notes = evaluation_beside_paper(df, spec.paper)
             lines += [f"### {key}", "", _md(wide), ""]
-            data = df["data"].iloc[0]
-            if spec.paper.get(data):
-                ours = {r["release"].split(":")[0]: {k: r[k] for k in wide.columns
-                                                     if k not in ("data", "release")}
-                        for _, r in wide.iterrows()}
-                params = {r["release"].split(":")[0]: r["release"].split("=")[-1]
-                          for _, r in wide.iterrows()}
-                t, notes = paper_side_by_side(data, ours, params, spec.paper,
-                                              label="ours (paper's parameters)")
+            if t is not None:
                 lines += ["Paper vs ours at the paper's parameters"
                           + (" (values averaged over the seeds)"
                              if df["seed"].nunique() > 1 else "") + ":", "", _md(t), ""]
@@ -190,6 +181,25 @@ def write_report(result, out: Path) -> list[Path]:
         lines += pbg_lines(pbg)
     files.append(write_text("\n".join(lines) + "\n", out / "report.md"))
     return files
+
+
+def evaluation_beside_paper(df: pd.DataFrame, paper: dict):
+    """An evaluation job's rows as one row per release (means over the seeds) and, when
+    ``paper`` has values for its data set, the paper beside them with the agreement
+    lines (`paper_side_by_side`); else ``(wide, None, [])``."""
+    wide = df.pivot_table(index=["data", "release"], columns="measure", values="value",
+                          aggfunc="mean", sort=False).reset_index()
+    data = df["data"].iloc[0]
+    if not paper.get(data):
+        return wide, None, []
+    ours = {r["release"].split(":")[0]: {k: r[k] for k in wide.columns
+                                         if k not in ("data", "release")}
+            for _, r in wide.iterrows()}
+    params = {r["release"].split(":")[0]: r["release"].split("=")[-1]
+              for _, r in wide.iterrows()}
+    t, notes = paper_side_by_side(data, ours, params, paper,
+                                  label="ours (paper's parameters)")
+    return wide, t, notes
 
 
 def paper_sections(result) -> list:
@@ -211,21 +221,19 @@ def paper_sections(result) -> list:
         s.notes = [n.lstrip("- ") for n in notes]
         out.append(s)
     for key, df in result.evaluations.items():
-        if df.empty or not spec.paper.get(df["data"].iloc[0]):
+        if df.empty:
             continue
-        data = df["data"].iloc[0]
-        wide = df.pivot_table(index=["data", "release"], columns="measure", values="value",
-                              aggfunc="mean", sort=False).reset_index()
-        ours = {r["release"].split(":")[0]: {k: r[k] for k in wide.columns
-                                             if k not in ("data", "release")}
-                for _, r in wide.iterrows()}
-        params = {r["release"].split(":")[0]: r["release"].split("=")[-1]
-                  for _, r in wide.iterrows()}
-        t, notes = paper_side_by_side(data, ours, params, spec.paper,
-                                      label="ours (paper's parameters)")
-        s = Section(f"{data}: the paper beside ours at the paper's parameters ({key})")
+        _, t, notes = evaluation_beside_paper(df, spec.paper)
+        if t is None:
+            continue
+        s = Section(f"{df['data'].iloc[0]}: the paper beside ours at the paper's "
+                    f"parameters ({key})")
         s.add_table(t, text_columns=("method",), labels={c: c for c in t.columns})
+        job = next((j for j in spec.jobs if j.key == key), None)
+        used = parse_measure_list(job.options.get("measures", DEFAULT_MEASURES)) \
+            if job else {}
         s.notes = [n.lstrip("- ") for n in notes + seed_agreement_lines(df, spec.paper)]
+        s.notes += fitted_notes(used.values())
         out.append(s)
     return out
 

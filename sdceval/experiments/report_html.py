@@ -124,15 +124,25 @@ def table(df: pd.DataFrame, css: str = "", text_columns: Iterable[str] = (),
     head = []
     for c in df.columns:
         if labels and c in labels:
-            head.append(f'<th class="text">{esc(labels[c])}</th>' if c in text
-                        else f"<th>{esc(labels[c])}</th>")
+            t = term(c)
+            title = f' title="{esc(t.gloss)}"' if t and t.gloss else ""
+            css_ = ' class="text"' if c in text else ""
+            head.append(f"<th{css_}{title}>{esc(labels[c])}</th>")
         else:
             head.append(header_cell(c, "text" if c in text else ""))
     rows = []
     classes = list(row_css) if row_css is not None else [""] * len(df)
+    # a share of the records reads as a percent
+    shares = {c for c in df.columns if c not in text and (t := term(c)) is not None
+              and t.unit == "share of records"}
+
+    def show(c, v):
+        if c in shares and isinstance(v, (float, np.floating)) and np.isfinite(v):
+            return f"{100 * float(v):.3g} %"
+        return fmt(v)
     for (_, r), rc in zip(df.iterrows(), classes):
-        cells = "".join(f'<td class="text">{esc(fmt(r[c]))}</td>' if c in text
-                        else f"<td>{esc(fmt(r[c]))}</td>" for c in df.columns)
+        cells = "".join(f'<td class="text">{esc(show(c, r[c]))}</td>' if c in text
+                        else f"<td>{esc(show(c, r[c]))}</td>" for c in df.columns)
         rows.append(f'<tr class="{rc}">{cells}</tr>' if rc else f"<tr>{cells}</tr>")
     cls = f' class="{css}"' if css else ""
     return (f'<div class="scroll"><table{cls}><thead><tr>{"".join(head)}</tr></thead>'
@@ -243,8 +253,9 @@ def run_inputs(dataset=None, extra: dict | None = None) -> dict[str, str]:
     import numpy
     out["versions"] = (f"sdceval {sdceval.__version__}, Python {platform.python_version()}, "
                        f"numpy {numpy.__version__}, pandas {pd.__version__}")
-    out["command"] = " ".join(Path(sys.argv[0]).name if i == 0 else a
-                              for i, a in enumerate(sys.argv)) if sys.argv else ""
+    prog = Path(sys.argv[0]).name if sys.argv else ""
+    if prog in ("sdceval", "__main__.py") and "pytest" not in sys.argv[0]:
+        out["command"] = " ".join(["sdceval", *sys.argv[1:]])
     out["written"] = time.strftime("%Y-%m-%d %H:%M %Z")
     return out
 

@@ -69,8 +69,9 @@ def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult
             data = points.melt(id_vars=[x, "model", "method"], value_vars=variants,
                                var_name="variant", value_name=base)
             yy, by = base, "variant"
+        per = "privacy model" if by == "model" else "setting of the measure"
         title = (f"{res.data + ': ' if res.data else ''}{display_name(base)} against "
-                 f"{display_name(x)}, one curve per privacy model")
+                 f"{display_name(x)}, one curve per {per}")
         res.files.append(plot_tradeoff(data, out / f"{prefix}{name}.png", x=x, y=yy,
                                        by=by, style=style, title=title,
                                        xlabel=axis_label(x), ylabel=axis_label(base)))

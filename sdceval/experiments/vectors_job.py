@@ -240,8 +240,9 @@ def vectors_section(result) -> Section:
     comp = result.comparison
     pairs = list(dict.fromkeys(zip(comp.pairs["first"], comp.pairs["second"])))
     answers = [pair_answer(comp, a, b) for a, b in pairs]
-    s = Section(f"{result.data}: who bears the risk under each release (property vectors)",
-                answer=" ".join(answers))
+    s = Section(result.title if result.title != result.key
+                else f"{result.data}: who bears the risk under each release (property "
+                     "vectors)", answer=" ".join(answers))
     s.add(paragraph("Every record's value of each property under each release (Dewri et "
                     "al. 2009): the worst-off record, the mean and the sum per release; "
                     "then, per pair, the share of records better off under each."),

@@ -1,0 +1,39 @@
+"""Every kind of report rendered in headless Chromium (issue 20 item 4): the page loads
+with no console error, no resource from elsewhere and every figure decoded, and the
+names of its main table are visible text.  Screenshots go to the test's folder (and to
+$SDCEVAL_SCREENSHOTS when set, to look at them)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browser import check_page, require_chromium
+from reports import make_reports
+
+KINDS = ("compare", "tradeoff", "vectors", "pbg", "lattice", "run")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    require_chromium()
+    return make_reports(tmp_path_factory.mktemp("browser_reports"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", KINDS)
+def test_report_renders_in_a_browser(reports, kind, tmp_path):
+    r = reports[kind]
+    shot = tmp_path / f"{kind}.png"
+    result = check_page(r.html, expect={"table.ranking": r.names, ".answer": [r.names[0]]
+                                        if kind in ("compare", "run") else []},
+                        screenshot=shot, height=2000)
+    assert result.ok, str(result)
+    assert result.images >= (0 if kind == "lattice" else 1)
+    assert shot.stat().st_size > 20_000
+    keep = os.environ.get("SDCEVAL_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)

@@ -1,0 +1,206 @@
+"""The HTML reports and the console output people read (issue 20): one self-contained
+page beside every result, the answer first, display names and direction words, a
+glossary of every term shown, aggregates only; console lines within 100 columns."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from reports import make_reports, markers
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    return make_reports(tmp_path_factory.mktemp("reports"))
+
+
+KINDS = ("compare", "tradeoff", "vectors", "pbg", "lattice", "run")
+
+
+class _Page(HTMLParser):
+    """What a test needs of a page: header cells with/without a gloss, image sources,
+    scripts, answer paragraphs, glossary entries."""
+
+    def __init__(self):
+        super().__init__()
+        self.th, self.srcs, self.scripts, self.answers, self.dts = [], [], 0, [], []
+        self._in = None
+        self._text = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script":
+            self.scripts += 1
+        if tag in ("img", "source", "iframe", "embed", "link", "audio", "video"):
+            self.srcs.append(a.get("src") or a.get("href") or "")
+        if tag == "th" or (tag == "p" and a.get("class") == "answer") or tag == "dt":
+            self._in, self._text, self._attrs = tag if tag != "p" else "answer", [], a
+
+    def handle_data(self, data):
+        if self._in:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        name = {"th": "th", "p": "answer", "dt": "dt"}.get(tag)
+        if self._in and name == self._in:
+            text = "".join(self._text).strip()
+            if self._in == "th":
+                self.th.append((text, "title" in self._attrs))
+            elif self._in == "answer":
+                self.answers.append(text)
+            else:
+                self.dts.append(text)
+            self._in = None
+
+
+def _page(report) -> tuple[str, _Page]:
+    text = report.html.read_text(encoding="utf-8")
+    p = _Page()
+    p.feed(text)
+    return text, p
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_command_writes_a_self_contained_report_and_says_so(reports, kind):
+    r = reports[kind]
+    assert r.html.is_file()
+    assert r.stdout.rstrip().endswith(f"report: {r.html}")
+    text, page = _page(r)
+    # nothing is fetched from anywhere: no http(s) resource, every figure a data: URI,
+    # no script, and a policy that makes the browser refuse anything else
+    assert not re.search(r"https?://", text)
+    assert page.scripts == 0
+    assert all(s.startswith("data:image/png;base64,") for s in page.srcs)
+    # every kind but the lattice search has figures (its answer is one node)
+    assert page.srcs or kind == "lattice"
+    assert "Content-Security-Policy" in text and "default-src 'none'" in text
+    assert text.count("<h1>") == 1 and "<h2>Inputs</h2>" in text
+    assert "<h2>Glossary</h2>" in text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_report_opens_with_the_answer_and_shows_no_record(reports, kind, tmp_path):
+    r = reports[kind]
+    text, page = _page(r)
+    assert page.answers and len(page.answers[0]) > 40
+    # the console's first line is the page's answer (for run, each job's)
+    first = " ".join(r.stdout.split("\n\n")[0].split())
+    if kind == "run":
+        assert all(" ".join(a.split()) in " ".join(r.stdout.split())
+                   for a in page.answers[1:])
+    else:
+        assert " ".join(page.answers[0].split()) == first
+    for marker in markers(r.html.parents[1] / "data" if kind == "lattice"
+                          else r.html.parents[1] / "data"):
+        assert marker not in text, f"{marker!r}: a record's value in the {kind} report"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_header_is_a_display_name_with_its_gloss(reports, kind):
+    _, page = _page(reports[kind])
+    internal = {"rank_swap", "multiplicative_noise", "reidentification_rate", "p_loss",
+                "u_loss", "query_error", "linkage_risk", "p_binary_12", "ce_mean_mean",
+                "rr_unit_archive_mean", "log_p_hv_12", "share_better_first"}
+    heads = [h for h, _ in page.th]
+    assert not internal & set(heads), heads
+    # a header without a gloss is one the section named itself (rank, level, ours, ...)
+    unexplained = [h for h, glossed in page.th if not glossed]
+    assert all(len(h) < 50 for h in unexplained)
+    # every glossed header's term is in the glossary
+    glossary = " ".join(page.dts)
+    for h, glossed in page.th:
+        if glossed and "," not in h and " rank" not in h:
+            name = h.removeprefix("matched risk: ")
+            assert name.split(" (")[0].split("higher")[0].strip()[:20] in glossary, h
+
+
+def test_every_column_a_report_shows_has_a_term(reports):
+    """No jargon without a gloss: every name a section shows is in the glossary
+    mapping (sdceval.core.glossary), rebuilt here from the sections themselves."""
+    import pickle  # noqa: F401  (the sections are rebuilt from the result files below)
+    from sdceval.core.glossary import unknown_terms
+    for kind in ("compare", "tradeoff"):
+        text = reports[kind].html.read_text(encoding="utf-8")
+        assert "<dt>" in text
+    # the contract over the registries: every method, measure, model, objective and
+    # property has a display name different from nothing, and no table column of the
+    # comparison, trade-off, vectors or PBG tables is unknown
+    import sdceval.catalog  # noqa: F401
+    import sdceval.pbg.study  # noqa: F401
+    import sdceval.vectors.comparison  # noqa: F401
+    columns = ["method", "parameter", "value", "risk", "risk_lo", "risk_hi", "bracketed",
+               "evaluations", "reidentification_rate", "reidentification_rate_any",
+               "linkage_risk(scale=fitted_per_attribute)", "rank_propensity", "emd_lo",
+               "model", "classes", "p_loss", "u_loss", "query_error", "release",
+               "property", "relation", "n_compared", "share_better_first",
+               "share_better_second", "p_binary_12", "p_cov_21", "p_spr_12", "log_p_hv_21",
+               "archive_mean", "nodes_evaluated_var", "ce_mean", "ce_mean_mean", "rr_mean",
+               "rr_unit_archive_mean", "seconds_var", "glm", "s_k", "l_distinct", "k",
+               "suppressed", "level_age"]
+    assert unknown_terms(columns) == []
+
+
+def test_every_registered_name_has_a_display_name_and_direction():
+    from sdceval.catalog import METHODS, MEASURES
+    from sdceval.core.glossary import direction_words, display_name, term
+    for name, spec in METHODS.items():
+        assert spec.label, f"method {name!r} has no display name"
+        assert display_name(name) == spec.label
+    for name in MEASURES:
+        t = term(name)
+        assert t.label and t.gloss, name
+        assert direction_words(name).startswith("higher = "), name
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_console_output_fits_in_100_columns(reports, kind):
+    lines = reports[kind].stdout.splitlines()
+    too_wide = [line for line in lines if len(line) > 100 and not line.startswith("files:")]
+    assert not too_wide, too_wide[:3]
+
+
+def test_compare_report_ranks_with_intervals_and_names_the_risk_direction(reports):
+    text, page = _page(reports["compare"])
+    assert "95 % interval" in text or "95 % intervals" in text
+    # values with their intervals, the matched risk with its direction in words
+    assert re.search(r"\d \[\S+, \S+\]", text)
+    assert "higher = riskier" in text
+    assert any("MDAV microaggregation" in a for a in page.answers)
+    assert "What was assumed or fitted" in text
+
+
+def test_run_report_links_its_jobs_and_their_files(reports):
+    text, page = _page(reports["run"])
+    assert '<nav><h2>Contents</h2>' in text
+    assert 'href="#comparison0_p"' in text and 'id="comparison0_p"' in text
+    assert 'href="comparison0_p_ranking.csv"' in text
+    assert (reports["run"].html.parent / "comparison0_p_ranking.csv").is_file()
+
+
+def test_tradeoff_figures_are_titled_for_what_they_plot(reports):
+    """The query-error trade-off plot was titled "P_loss vs U_loss" (issue 20 Why)."""
+    from sdceval.experiments.plots import _tradeoff_figure  # noqa: F401
+    import pandas as pd
+    from sdceval.compare.tradeoff import TradeoffResult
+    from sdceval.experiments.tradeoff import write_tradeoff
+    points = pd.DataFrame({"model": ["k", "k"], "value": [5, 10], "method": ["mondrian"] * 2,
+                           "p_loss": [0.3, 0.2], "u_loss": [0.01, 0.02],
+                           "query_error": [10.0, 20.0], "classes": [40, 20]})
+    res = TradeoffResult(points, points, ["p_loss", "u_loss", "query_error"], "t", data="d")
+    titles = {}
+    import sdceval.experiments.tradeoff as tr
+    original = tr.plot_tradeoff
+
+    def spy(data, path, **kw):
+        titles[path.name] = kw["title"]
+        return original(data, path, **kw)
+    tr.plot_tradeoff = spy
+    try:
+        write_tradeoff(res, reports["tradeoff"].html.parent / "spy")
+    finally:
+        tr.plot_tradeoff = original
+    assert titles["tradeoff_query_error.png"].startswith("d: query error (%) against")
+    assert "U_loss" not in titles["tradeoff_query_error.png"]
+    assert titles["tradeoff.png"].startswith("d: aggregate utility loss (U_loss) against")
