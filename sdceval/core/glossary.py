@@ -71,6 +71,8 @@ class Term:
     words: str = ""
     #: what a value counts, when it is a share: "share of records" (shown as a percent)
     unit: str = ""
+    #: a few words for a console legend, for a name that is jargon ("P_cov")
+    short: str = ""
     #: terms take no parameters (the typed-parameter slot of every registry entry)
     params: tuple = ()
 
@@ -97,7 +99,7 @@ TERMS: Registry = Registry("term")
 
 
 def register_term(name: str, label: str, gloss: str, direction: str | None = None,
-                  unit: str = "") -> Term:
+                  unit: str = "", short: str = "") -> Term:
     """Register ``name`` (a column or figure a table shows) with its display ``label``,
     a one-sentence ``gloss`` and, for a number, its ``direction`` (a key of
     `DIRECTION_WORDS`)."""
@@ -105,7 +107,7 @@ def register_term(name: str, label: str, gloss: str, direction: str | None = Non
         raise RegistrationError(f"term {name!r}: direction must be one of "
                                 f"{', '.join(DIRECTION_WORDS)}, got {direction!r}")
     return TERMS.add(name, Term(name, label, gloss,
-                                DIRECTION_WORDS[direction] if direction else "", unit))
+                                DIRECTION_WORDS[direction] if direction else "", unit, short))
 
 
 def _entry_term(name: str, entry) -> Term:
@@ -167,7 +169,8 @@ def term(name: str) -> Term | None:
         base = term(call["base"])
         if base is not None:
             args = call["args"].replace(",", ", ")
-            return Term(name, f"{base.label} ({args})", base.gloss, base.words, base.unit)
+            return Term(name, f"{base.label} ({args})", base.gloss, base.words, base.unit,
+                        base.short)
     if name.startswith("rank_"):
         base = term(name[len("rank_"):])
         if base is not None:
@@ -185,7 +188,7 @@ def term(name: str) -> Term | None:
             if base is not None:
                 return Term(name, f"{base.label}, {words}",
                             f"{base.gloss} ({gloss})" if base.gloss else gloss, base.words,
-                            base.unit)
+                            base.unit, base.short)
     return None
 
 

@@ -102,15 +102,23 @@ def fit_table(df: pd.DataFrame, width: int = WIDTH, keep: int = 1, wide: bool = 
 
 
 def legend(columns, labels: dict[str, str] | None = None, width: int = WIDTH) -> list[str]:
-    """One short line per column whose value has a direction: ``label: words`` (ranks
-    and intervals are read like the column they belong to, so they get none)."""
-    out = []
+    """One short item per column whose value has a direction, ``label: words``, or
+    whose name is jargon, ``label: short gloss`` (ranks and intervals are read like the
+    column they belong to, so they get none)."""
+    out, seen = [], set()
     for c in columns:
         t = term(c)
-        if t is None or not t.words or str(c).startswith("rank_"):
+        if t is None or str(c).startswith("rank_") or not (t.words or t.short):
             continue
-        out.append(textwrap.shorten(f"{_label(c, labels)}: {t.words}", width - 2,
-                                    placeholder=" ..."))
+        if t.short:  # jargon (P_cov, CE): explained once for its two columns
+            base = t.label.split(",")[0]
+            if base in seen:
+                continue
+            seen.add(base)
+            text = f"{base}: {t.short}" + (f" ({t.words})" if t.words else "")
+        else:
+            text = f"{_label(c, labels)}: {t.words}"
+        out.append(textwrap.shorten(text, width - 2, placeholder=" ..."))
     return out
 
 

@@ -33,6 +33,10 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.glossary import register_term
 
+#: a few words for the console legend
+_SHORT = {"ce": "distance of the archive to the minimal PBGs (0 = all minimal)",
+          "ce_mean": "CE / archive size (an interpretation)",
+          "rr": "share of the minimal PBGs' boxes the archive holds"}
 for _name, _label, _gloss, _dir in (
         ("algorithm", "algorithm", "pbg_ea: Dewri et al.'s PBG-EA; nsga2: pymoo's NSGA-II "
          "with the same node budget", None),
@@ -51,7 +55,7 @@ for _name, _label, _gloss, _dir in (
          "run with unit boxes (the second reading of the paper's RR)", "better"),
         ("seconds", "seconds", "wall-clock time of the run", "worse"),
         ("seed", "seed", "the run's random seed", None)):
-    register_term(_name, _label, _gloss, _dir)
+    register_term(_name, _label, _gloss, _dir, short=_SHORT.get(_name, ""))
 from sdceval.lattice.search import MAX_EXHAUSTIVE_NODES, LatticeProblem, evaluate_all
 from sdceval.pbg import metrics
 from sdceval.pbg.dominance import check_eps

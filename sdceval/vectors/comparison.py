@@ -42,6 +42,13 @@ from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
 #: binary indices reported for every pair, both ways
 PAIR_INDICES = ("p_binary", "p_cov", "p_spr", "p_hv")
 
+#: a few words for the console legend of the indices' columns
+_SHORT = {"p_binary": "records strictly better (a count)",
+          "p_cov": "share of records at least as good",
+          "p_spr": "sum of the gaps where better",
+          "p_hv": "hypervolume dominated alone (log)",
+          "log_p_hv": "hypervolume dominated alone (log)",
+          "relation": "dominates, dominated, equal or incomparable"}
 for _name, _label, _gloss, _dir in (
         ("release", "release", "a release: a method with its parameters, or a file", None),
         ("property", "property", "the per-record property compared (sdceval list "
@@ -72,7 +79,7 @@ for _name, _label, _gloss, _dir in (
          "(Dewri et al. 2009 §5.4)", None),
         ("log_p_hv", "log P_hv", "hypervolume dominated by one release alone, in log space "
          "(Dewri et al. 2009 §5.4)", None)):
-    register_term(_name, _label, _gloss, _dir)
+    register_term(_name, _label, _gloss, _dir, short=_SHORT.get(_name, ""))
 
 
 @dataclass
