@@ -125,15 +125,17 @@ def check_outputs(spec: ExperimentSpec, out, inputs=()) -> None:
 
 
 def run_experiment(path, out=None, executor: str | None = None, workers: int | None = None,
-                   reduced: bool = False, progress: Callable[[str], None] | None = None
-                   ) -> ExperimentResult:
+                   reduced: bool = False, progress: Callable[[str], None] | None = None,
+                   scheduler: str | None = None) -> ExperimentResult:
     """Load, validate and run an experiment file; write results and a report."""
     from sdceval.experiments.report import write_report
     spec = load_spec(path, reduced=reduced)
     out = Path(out) if out else spec.output
     check_outputs(spec, out)
     say = progress or (lambda m: None)
-    ex = make_executor(executor or spec.executor, workers or spec.workers, spec.scheduler)
+    scheduler = scheduler or spec.scheduler
+    ex = make_executor("dask" if scheduler and not executor else executor or spec.executor,
+                       workers or spec.workers, scheduler)
     result = ExperimentResult(spec, out)
     try:
         for job in spec.jobs:
