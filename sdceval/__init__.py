@@ -34,6 +34,16 @@ _EXPORTS = {
     "compare_releases": "sdceval.vectors.comparison",
 }
 
+
+def results(out, **where) -> "pandas.DataFrame":
+    """Every measurement an experiment's output folder holds (its results store, written
+    by ``sdceval run``) as one tidy pandas DataFrame: one row per measurement, with the
+    job (``job``, ``kind``), the data set, the job's parameters (method, parameter value,
+    seed, sweep variables, ...), ``measure`` and ``value``; ``where`` keeps the rows
+    whose column equals the value (``results("out", measure="emd")``)."""
+    from sdceval.experiments.store import read_measurements
+    return read_measurements(out, {k: str(v) for k, v in where.items()})
+
 if TYPE_CHECKING:  # pragma: no cover
     from sdceval.catalog import get_measure, get_method
     from sdceval.core.dataset import Dataset
@@ -86,5 +96,6 @@ def evaluate(data, release, measure: str, **kwargs) -> "Measurement":
 
 __all__ = ["Dataset", "Schema", "Hierarchy", "Release", "Measurement", "SdcevalError",
            "load_dataset", "open_dataset", "anonymize", "evaluate", "compare", "as_dataset",
+           "results",
            "get_method",
            "get_measure", "property_vectors", "compare_releases", "__version__"]

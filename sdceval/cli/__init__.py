@@ -39,8 +39,8 @@ import threading
 import time
 import warnings
 
-from sdceval.cli import (anonymize, compare, evaluate, hierarchy, lattice, listing, pbg, run,
-                         tradeoff, vectors)
+from sdceval.cli import (anonymize, compare, evaluate, hierarchy, lattice, listing, pbg,
+                         results, run, tradeoff, vectors)
 from sdceval.cli.anonymize import cmd_anonymize
 from sdceval.cli.common import BUNDLED_NAMES, _add_common_options, _HelpFormatter
 from sdceval.cli.compare import cmd_compare
@@ -49,6 +49,7 @@ from sdceval.cli.hierarchy import cmd_hierarchy
 from sdceval.cli.lattice import cmd_lattice
 from sdceval.cli.listing import cmd_list, direction_words
 from sdceval.cli.pbg import cmd_pbg
+from sdceval.cli.results import cmd_results
 from sdceval.cli.run import cmd_run
 from sdceval.cli.tradeoff import cmd_tradeoff
 from sdceval.cli.vectors import cmd_vectors
@@ -61,7 +62,8 @@ from sdceval.core.processes import signal_handling as _signal_handling
 
 __all__ = ["BUNDLED_NAMES", "COMMANDS", "EXIT_ERROR", "EXIT_SIGINT", "EXIT_SIGPIPE",
            "EXIT_SIGTERM", "Terminated", "build_parser", "cmd_anonymize", "cmd_compare",
-           "cmd_evaluate", "cmd_hierarchy", "cmd_lattice", "cmd_list", "cmd_pbg", "cmd_run",
+           "cmd_evaluate", "cmd_hierarchy", "cmd_lattice", "cmd_list", "cmd_pbg", "cmd_results",
+           "cmd_run",
            "cmd_tradeoff", "cmd_vectors", "direction_words", "main"]
 
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
@@ -70,8 +72,8 @@ PLUGINS_ENV = "SDCEVAL_PLUGINS"
 
 # the subcommands, in the order ``sdceval --help`` lists them: a command is a module
 # whose ``add_parser(sub)`` adds its subparser, options and function
-COMMANDS = (listing, anonymize, evaluate, compare, run, hierarchy, tradeoff, lattice, vectors,
-            pbg)
+COMMANDS = (listing, anonymize, evaluate, compare, run, results, hierarchy, tradeoff, lattice,
+            vectors, pbg)
 
 
 def build_parser() -> argparse.ArgumentParser:

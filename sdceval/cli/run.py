@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdceval.cli.common import _add_command, _add_wide_option, _note_worker_cap, _say
+from sdceval.cli.common import _add_command, _add_wide_option, _say
 
 
 def add_parser(sub):
@@ -13,8 +13,15 @@ def add_parser(sub):
     s.add_argument("--executor", choices=["serial", "processes", "dask"],
                    help="where tasks run (default: the file's 'executor')")
     s.add_argument("--workers", type=int,
-                   help="worker processes, at most the thread budget (default: the "
-                        "file's 'workers')")
+                   help="worker processes (default: the file's 'workers'); honoured as "
+                        "written unless --threads / SDCEVAL_THREADS gives a smaller budget, "
+                        "which caps processes x threads")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (needs "
+                        "the [dask] extra; default: the file's 'scheduler', if any)")
+    s.add_argument("--fresh", action="store_true",
+                   help="recompute every job, also those the output folder's results store "
+                        "already holds (default: resume, reusing them)")
     s.add_argument("--reduced", action="store_true",
                    help="run the file's reduced grid (for CI)")
     _add_wide_option(s)
@@ -41,11 +48,10 @@ def _protect_experiment_inputs(path, reduced: bool):
 def cmd_run(args) -> int:
     from sdceval.experiments.runner import run_experiment
     spec = _protect_experiment_inputs(args.file, args.reduced)
-    if (args.executor or spec.executor) != "serial" and not spec.scheduler:
-        _note_worker_cap(args, args.workers or spec.workers)
     result = run_experiment(args.file, out=args.out, executor=args.executor,
                             workers=args.workers, reduced=args.reduced,
-                            progress=lambda m: _say(args, m))
+                            progress=lambda m: _say(args, m), scheduler=args.scheduler,
+                            fresh=args.fresh)
     from sdceval.core.text_table import wide_tables
     with wide_tables(args.wide):
         print(result.summary())

@@ -63,6 +63,28 @@ def budget() -> int:
     return DEFAULT
 
 
+def explicit() -> bool:
+    """Whether the budget was chosen (``--threads``, `set_budget`, ``SDCEVAL_THREADS``)
+    rather than left at the default."""
+    return _budget is not None or os.environ.get(ENV) not in (None, "")
+
+
+@contextmanager
+def raised_to(n: int) -> Iterator[None]:
+    """Within the block, a budget of at least ``n`` threads when none was chosen
+    (`explicit`): an experiment file's ``workers`` is honoured unless ``--threads``
+    says otherwise (`sdceval.experiments.runner`)."""
+    global _budget
+    if explicit() or n <= budget():
+        yield
+        return
+    _budget = int(n)
+    try:
+        yield
+    finally:
+        _budget = None
+
+
 def workers() -> int:
     """``workers=`` for scipy calls (``cKDTree.query``): the budget, never ``-1``."""
     return budget()

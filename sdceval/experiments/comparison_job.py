@@ -22,7 +22,7 @@ from sdceval.catalog import get_measure, get_method
 from sdceval.compare.families import comparison_defaults
 from sdceval.compare.ranking import (Comparison, MethodMatch, assemble, check_comparison,
                                      check_risks, match_method, parse_measure_list,
-                                     parse_reference, resolve_target)
+                                     parse_reference, resolve_target, typed_value)
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.core.registry import Param
@@ -170,15 +170,40 @@ def comparison_section(result) -> Section:
     return s
 
 
+def write_comparison_job(result: ComparisonJobResult, out, prefix: str) -> list[Path]:
+    """A comparison job's files: ``<prefix>ranking.csv`` and the risk curves."""
+    from sdceval.experiments.plots import plot_risk_curves
+    comp = result.comparison
+    return [write_ranking(comp, out, prefix),
+            plot_risk_curves(comp, Path(out) / f"{prefix}risk_curves.png")]
+
+
+def comparison_rows(result: ComparisonJobResult) -> list[dict]:
+    """One measurement per method and figure: the matched risk, every other risk
+    reading, every utility, with the method, its tuned parameter and value."""
+    comp = result.comparison
+    rows = []
+    for m in comp.matches:
+        base = {"data": comp.dataset, "method": m.method, "parameter": m.parameter,
+                "parameter_value": typed_value(m.method, m.parameter, m.value),
+                "seed": comp.seed, "repeats": comp.repeats, "matched_on": comp.risk_measure,
+                "target": comp.target, "reached": bool(m.bracketed)}
+        rows.append({**base, "measure": comp.risk_measure, "value": m.risk})
+        rows += [{**base, "measure": k, "value": v}
+                 for k, v in comp.risk_readings.get(m.method, {}).items()
+                 if k != comp.risk_measure]
+        rows += [{**base, "measure": u, "value": v}
+                 for u, v in comp.utilities.get(m.method, {}).items()]
+    return rows
+
+
 @register_job_kind(
     "comparison", section="comparisons", report=comparison_section,
+    write=write_comparison_job, rows=comparison_rows,
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks"),
     validate=validate_comparison_options, params=(RISK, TARGET))
-def run_comparison_job(job, spec, executor, say, out) -> ComparisonJobResult:
-    from sdceval.experiments.plots import plot_risk_curves
-    comp = comparison_result(job, executor, say, spec.seed, spec.repeats)
-    return ComparisonJobResult(job.key, comp, [
-        write_ranking(comp, out, f"{job.key}_"),
-        plot_risk_curves(comp, Path(out) / f"{job.key}_risk_curves.png")])
+def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
+    return ComparisonJobResult(job.key, comparison_result(job, executor, say,
+                                                          job.seed(spec), spec.repeats))

@@ -129,14 +129,24 @@ def evaluation_section(result) -> Section:
     return s
 
 
+def write_evaluation_job(result: EvaluationJobResult, out, prefix: str) -> list[Path]:
+    return [write_csv(result.frame, Path(out) / f"{prefix}measurements.csv")]
+
+
+def evaluation_rows(result: EvaluationJobResult) -> list[dict]:
+    """The job's rows as they are: one per release, seed and measure."""
+    return records(result.frame)
+
+
 @register_job_kind(
     "evaluation", section="evaluations", report=evaluation_section,
+    write=write_evaluation_job, rows=evaluation_rows,
     description="fixed parameterizations x measures (releases at given parameters)",
     keys=("releases", "measures", "seeds"), validate=validate_evaluation_options)
-def run_evaluation_job(job, spec, executor, say, out) -> EvaluationJobResult:
+def run_evaluation_job(job, spec, executor, say) -> EvaluationJobResult:
     o = job.options
     measures = parse_measure_list(o.get("measures", DEFAULT_MEASURES))
-    seeds = o.get("seeds", [spec.seed])
+    seeds = o.get("seeds", [job.seed(spec)])
     tasks = [dict(data_ref=job.data_ref(), release=r, measures=measures, seed=s)
              for r in o["releases"] for s in seeds]
     say(f"{job.tag}{len(tasks)} releases x {len(measures)} measures")
@@ -149,5 +159,4 @@ def run_evaluation_job(job, spec, executor, say, out) -> EvaluationJobResult:
             # releases of different methods leave each other's parameters empty; an int
             # column with gaps would turn float (k = 5.0): keep the registered types
             df[c] = pd.Series([r.get(c) for r in rows], dtype=object, index=df.index)
-    return EvaluationJobResult(job.key, df,
-                               [write_csv(df, Path(out) / f"{job.key}_measurements.csv")])
+    return EvaluationJobResult(job.key, df)

@@ -16,6 +16,18 @@ Interrupts.  Ctrl-C or SIGTERM (which the CLI turns into an exception) in the mi
 `map` kills the worker processes before the exception propagates (loky
 ``shutdown(kill_workers=True)``; the Dask futures are cancelled and the local cluster
 closed), so nothing keeps computing after sdceval has exited.
+
+Dask.  `DaskExecutor` runs on a local cluster (worker processes it starts and stops) or
+on an external one (a scheduler address: ``dask scheduler``, then ``dask worker
+ADDRESS`` on each machine; only sdceval's client closes at the end, the cluster stays
+up).  A task's data set is opened on the client (`sdceval.core.loaders.open_ref`: a
+relative path means the client's current directory, and a file that cannot be read is
+reported there), then sent to every worker once (``scatter(broadcast=True)``, once per
+executor and data set) and handed to the tasks as the `Dataset` itself, so workers
+never read the data files and a data set does not travel once per task.  Dask's own
+log lines (connections, heartbeats, "event loop unresponsive", tracebacks of
+connections closing at the end) are silenced while the client lives (`_quiet_dask`);
+a task's error still reaches the caller as the exception it raised.
 """
 from __future__ import annotations
 
@@ -151,16 +163,71 @@ class ProcessExecutor(Executor):
                     pass
 
 
+#: seconds to wait for an external Dask scheduler to answer
+CONNECT_TIMEOUT = 10.0
+
+#: the loggers of Dask's own messages in the client's process (`_quiet_dask`)
+_DASK_LOGGERS = ("distributed", "tornado")
+_quiet_users = 0
+_quiet_saved: dict[str, int] = {}
+
+
+def _quiet_dask(on: bool) -> None:
+    """Silence (``on``) or restore Dask's loggers in this process.  Counted, so that
+    overlapping executors restore the levels only when the last one closes; a logger
+    with a level of its own (distributed's configuration gives some) is set too, not
+    only the top ones."""
+    import logging
+    global _quiet_users
+    if on:
+        _quiet_users += 1
+        if _quiet_users > 1:
+            return
+        names = [n for n, lg in logging.Logger.manager.loggerDict.items()
+                 if isinstance(lg, logging.Logger) and n.split(".")[0] in _DASK_LOGGERS]
+        for name in dict.fromkeys([*_DASK_LOGGERS, *names]):
+            logger = logging.getLogger(name)
+            _quiet_saved[name] = logger.level
+            if "." not in name or logger.level != logging.NOTSET:
+                logger.setLevel(logging.CRITICAL)
+        return
+    if _quiet_users == 0:
+        return
+    _quiet_users -= 1
+    if _quiet_users == 0:
+        for name, level in _quiet_saved.items():
+            logging.getLogger(name).setLevel(level)
+        _quiet_saved.clear()
+
+
+def _absolute_paths(ref: dict) -> dict:
+    """``ref`` with its data and schema paths made absolute where they name a file
+    from this (the client's) current directory; a bundled name stays a name."""
+    from pathlib import Path
+    out = dict(ref)
+    for key in ("data", "schema"):
+        v = out.get(key)
+        if isinstance(v, str) and v and Path(v).exists():
+            out[key] = str(Path(v).resolve())
+    return out
+
+
 class DaskExecutor(Executor):
     """A Dask ``distributed`` cluster: a scheduler address, or a `LocalCluster` with
     ``workers`` processes when no address is given (capped by the thread budget like
     `ProcessExecutor`; each task runs with the budget's share of threads).  On a remote
     cluster each task runs single-threaded: the cluster's own worker threads decide the
-    parallelism there."""
+    parallelism there.  ``timeout``: seconds to wait for the scheduler to answer
+    (default `CONNECT_TIMEOUT`).
+
+    Data sets reach each worker once (module docstring): `map` opens every task's
+    ``data_ref`` on the client and replaces it by a future of the `Dataset`, scattered
+    to all workers once per executor and data set and released by `close`."""
 
     name = "dask"
 
-    def __init__(self, scheduler: str | None = None, workers: int = 2):
+    def __init__(self, scheduler: str | None = None, workers: int = 2,
+                 timeout: float | None = None):
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -170,18 +237,23 @@ class DaskExecutor(Executor):
         self.client = None
         self.scheduler = scheduler
         self.requested = int(workers)
+        #: id(Dataset) -> (the Dataset, kept alive so that its id stays its own; the
+        #: future of its copy on the workers)
+        self._scattered: dict[int, tuple[Any, Any]] = {}
         if scheduler:
             self.workers, self.threads_each = None, 1
         else:
             self.workers, self.threads_each = threads.per_worker(self.requested)
+        _quiet_dask(True)
+        self._quiet = True
         try:
             if scheduler:
-                self.client = Client(scheduler)
+                self.client = self._connect(
+                    Client, scheduler, CONNECT_TIMEOUT if timeout is None else timeout)
             else:
                 # dashboard on a free port: 8787 may belong to another user's cluster;
-                # Dask's own log lines (a worker's heartbeat failing as the cluster
-                # stops, with its traceback) stay out of sdceval's stderr: task errors
-                # reach the client as exceptions anyway
+                # the workers' log lines (a heartbeat failing as the cluster stops,
+                # with its traceback) stay out of sdceval's stderr too
                 import logging
                 self._cluster = LocalCluster(
                     n_workers=self.workers, threads_per_worker=1, processes=True,
@@ -193,20 +265,79 @@ class DaskExecutor(Executor):
             self.close()  # an interrupt while the cluster starts: stop what has started
             raise
 
+    @staticmethod
+    def _connect(client_class, scheduler: str, timeout: float):
+        failure = None
+        try:
+            return client_class(scheduler, timeout=timeout)
+        except (OSError, ValueError) as exc:  # TimeoutError is an OSError
+            failure = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        # raised here, outside the except block, so that no traceback keeps the
+        # half-made client alive; collected now, while its event loop runs, it closes
+        # quietly (at exit it would print "Exception ignored in Client.__del__")
+        import gc
+        gc.collect()
+        raise SdcevalError(
+            f"cannot reach the Dask scheduler at {scheduler!r} ({failure}); start one with "
+            f"`dask scheduler` and workers with `dask worker {scheduler}`, or leave out "
+            "the scheduler address to use a local cluster")
+
     def describe(self) -> str:
         if self.scheduler:
-            return f"Dask cluster at {self.scheduler}"
+            address = self.scheduler
+            try:
+                address = self.client.scheduler.address or address
+                nthreads = self.client.nthreads()  # worker address -> threads
+            except Exception:  # noqa: BLE001 - closed or gone: the address alone
+                return f"Dask cluster at {address}"
+            n, t = len(nthreads), sum(nthreads.values())
+            return (f"Dask cluster at {address} ({n} worker{'s' * (n != 1)}, "
+                    f"{t} thread{'s' * (t != 1)})")
         return (f"Dask local cluster, {self.workers} worker process(es) x "
                 f"{self.threads_each} thread(s)")
 
+    def _opened(self, task: dict) -> tuple[dict, Any]:
+        """``task`` with its data reference made absolute, and the `Dataset` it names
+        opened on the client (None when the task has no ``data_ref``, or derives other
+        references from it: a vectors job's per-release roles merge into the
+        reference, ``{**data_ref, **roles[...]}``, so it stays a reference)."""
+        from sdceval.core.loaders import open_ref
+        ref = task.get("data_ref")
+        if ref is None:
+            return task, None
+        if isinstance(ref, dict):
+            ref = _absolute_paths(ref)
+            task = {**task, "data_ref": ref}
+            if task.get("roles"):
+                return task, None
+        return task, open_ref(ref)
+
+    def _data_future(self, dataset):
+        """The future of ``dataset`` on every worker, scattered on first use (not
+        hashed: a key of its own, without tokenizing a large frame)."""
+        hit = self._scattered.get(id(dataset))
+        if hit is None:
+            future = self.client.scatter(dataset, broadcast=True, hash=False)
+            hit = self._scattered[id(dataset)] = (dataset, future)
+        return hit[1]
+
     def map(self, fn, tasks, progress=None):
         from distributed import as_completed
-        futures = [self.client.submit(run_task, fn, self.threads_each, t, pure=False)
-                   for t in tasks]
-        index = {f.key: i for i, f in enumerate(futures)}
-        results: list[Any] = [None] * len(tasks)
+        # opened here, before anything goes to the cluster: a relative path means this
+        # directory, and a file that cannot be read is reported as on the command line
+        opened = [self._opened(t) for t in tasks]
+        futures: list = []
         finished = False
         try:
+            for task, dataset in opened:
+                if dataset is not None:
+                    # a future nested in the kwargs dict: each worker hands the task its
+                    # own copy of the Dataset
+                    task = {**task, "data_ref": self._data_future(dataset)}
+                futures.append(self.client.submit(run_task, fn, self.threads_each, task,
+                                                  pure=False))
+            index = {f.key: i for i, f in enumerate(futures)}
+            results: list[Any] = [None] * len(tasks)
             for n, fut in enumerate(as_completed(futures)):
                 # distributed's gc callback can swallow a SIGTERM raised inside it:
                 # raised again here, after each finished task
@@ -218,18 +349,32 @@ class DaskExecutor(Executor):
             return results
         finally:
             if not finished:
-                self.client.cancel(futures)
+                if futures and self.client is not None:
+                    self.client.cancel(futures)
                 self.close()  # local workers may be mid-task: stop them now
 
     def close(self):
         client, cluster = self.client, self._cluster
+        scattered = [f for _, f in self._scattered.values()]
         self.client = self._cluster = None
+        self._scattered = {}
         try:
             if client is not None:
+                if scattered:
+                    try:  # the data sets leave the workers (an external cluster stays)
+                        client.cancel(scattered)
+                    except Exception:  # noqa: BLE001 - closing the client releases them too
+                        pass
+                del scattered
                 client.close()
         finally:
-            if cluster is not None:
-                cluster.close()
+            try:
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                if getattr(self, "_quiet", False):
+                    self._quiet = False
+                    _quiet_dask(False)
 
 
 def make_executor(name: str, workers: int = 2, scheduler: str | None = None) -> Executor:

@@ -76,6 +76,11 @@ class Job:
     dataset: Any = None
     command: str | None = None
 
+    def seed(self, spec) -> int:
+        """The job's seed: its own ``seed`` option (a sweep sets it), else the
+        experiment's."""
+        return int(self.options.get("seed", spec.seed))
+
     @property
     def key(self) -> str:
         """``<kind><index>_<data>``, the prefix of the job's output files: ``<data>`` is
@@ -117,14 +122,22 @@ class JobKind:
     run: Callable[..., Any]
     section: str
     params: tuple = ()
-    #: ``report(result) -> sdceval.experiments.report_html.Section``: the job's part of the HTML
-    #: report (None: the result's text in a preformatted block)
+    #: ``report(result) -> sdceval.experiments.report_html.Section``: the job's part of
+    #: the HTML report (None: the result's text in a preformatted block)
     report: Callable[[Any], Any] | None = None
+    #: ``write(result, out, prefix) -> [Path]``: the job's files, written from its
+    #: result alone (so a result read back from the store writes the same files)
+    write: Callable[..., list] | None = None
+    #: ``rows(result) -> [dict]``: the job's measurements, one dict per measurement
+    #: with ``measure`` and ``value`` and the fields that say what was measured
+    #: (method, parameters, seed, ...): what the results store keeps and
+    #: ``sdceval results`` shows
+    rows: Callable[[Any], list] | None = None
 
     @property
     def options(self) -> frozenset:
         """Every option key a job of this kind accepts."""
-        return frozenset(DATA_KEYS) | {"title"} | self.keys
+        return frozenset(DATA_KEYS) | {"title", "seed"} | self.keys
 
     def check(self, options: dict, where: str = "") -> None:
         """The checks of `load_spec`: known keys, a data set, then ``validate``;
@@ -151,13 +164,15 @@ def check_keys(where: str, got: Iterable[str], allowed) -> None:
 
 def register_job_kind(name: str, *, description: str, section: str, keys: Iterable[str],
                       validate: Callable[[dict], Any], params: Iterable[Param] = (),
-                      report: Callable[[Any], Any] | None = None):
-    """Register the decorated ``run(job, spec, executor, say, out)`` as job kind
-    ``name`` (`JobKind`; ``report`` draws its part of the HTML report); the function is
-    returned unchanged."""
+                      report: Callable[[Any], Any] | None = None,
+                      write: Callable[..., list] | None = None,
+                      rows: Callable[[Any], list] | None = None):
+    """Register the decorated ``run(job, spec, executor, say)`` as job kind ``name``
+    (`JobKind`: ``write`` writes its files, ``rows`` lists its measurements, ``report``
+    draws its part of the HTML report); the function is returned unchanged."""
     def deco(run):
         kind = JobKind(name, description, frozenset(keys), validate, run, section,
-                       tuple(params), report)
+                       tuple(params), report, write, rows)
         stray = [p.name for p in kind.params if p.name not in kind.options]
         if stray:
             raise RegistrationError(f"job kind {name!r}: parameter {stray[0]!r} is not one "

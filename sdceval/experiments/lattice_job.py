@@ -270,20 +270,33 @@ def lattice_result(job, executor, say) -> LatticeJobResult:
         at_optimum=res["at_optimum"], nodes=res["nodes"])
 
 
+def write_lattice_job(result: LatticeJobResult, out, prefix: str) -> list[Path]:
+    """The optimum as tidy rows (``<prefix>optimum.csv``) and every node
+    (``<prefix>nodes.csv``) when exported."""
+    out = Path(out)
+    files = []
+    if result.optimum is not None:
+        files.append(write_csv(result.rows(), out / f"{prefix}optimum.csv"))
+    if result.nodes is not None:
+        result.nodes_file = write_csv(result.nodes, out / f"{prefix}nodes.csv")
+        files.append(result.nodes_file)
+    return files
+
+
+def lattice_rows(result: LatticeJobResult) -> list[dict]:
+    """The optimum's objectives, one measurement each, with the problem and the node
+    (every node of an export stays in its CSV file: a lattice has up to millions)."""
+    return [{k: v for k, v in r.items()} for r in result.rows().to_dict("records")]
+
+
 @register_job_kind(
     "lattice", section="lattices", report=lattice_section,
+    write=write_lattice_job, rows=lattice_rows,
     description="full-domain generalization lattice: the optimal node under privacy "
                 "models and a suppression limit, every node's objectives (sdceval "
                 "lattice search|export)",
     keys=("models", "rule", "max_suppression", "metric", "objectives", "export", "cache"),
     validate=validate_lattice_options,
     params=(RULE, MAX_SUPPRESSION, METRIC, EXPORT, CACHE))
-def run_lattice_job(job, spec, executor, say, out) -> LatticeJobResult:
-    result = lattice_result(job, executor, say)
-    out = Path(out)
-    if result.optimum is not None:
-        result.files.append(write_csv(result.rows(), out / f"{job.key}_optimum.csv"))
-    if result.nodes is not None:
-        result.nodes_file = write_csv(result.nodes, out / f"{job.key}_nodes.csv")
-        result.files.append(result.nodes_file)
-    return result
+def run_lattice_job(job, spec, executor, say) -> LatticeJobResult:
+    return lattice_result(job, executor, say)

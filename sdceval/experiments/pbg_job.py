@@ -45,6 +45,7 @@ from sdceval.core.loaders import open_ref
 from sdceval.core.glossary import axis_label, display_name
 from sdceval.core.registry import Param
 from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.core.timings import TIMING_KEYS, without_timings
 from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind
 from sdceval.experiments.lattice_job import RULE
@@ -195,8 +196,9 @@ def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
     """The study's tables and its figure (module docstring)."""
     from sdceval.experiments.plots import plot_pbg_front
     out = Path(out)
-    files = [write_csv(study.metrics, out / f"{prefix}runs.csv"),
-             write_csv(study.summary(), out / f"{prefix}summary.csv")]
+    # wall-clock seconds are timings, not results (sdceval.core.timings)
+    files = [write_csv(without_timings(study.metrics), out / f"{prefix}runs.csv"),
+             write_csv(without_timings(study.summary()), out / f"{prefix}summary.csv")]
     # every run's archive, one row per member, with the run's seed
     archives = [r.to_frame().assign(seed=r.seed) for r in study.runs]
     files.append(write_csv(pd.concat(archives, ignore_index=True) if archives
@@ -315,14 +317,30 @@ def pbg_section(result) -> Section:
     return s
 
 
+def write_pbg_job(result: PBGJobResult, out, prefix: str) -> list[Path]:
+    return write_pbg(result.study, out, prefix=prefix)
+
+
+def pbg_rows(result: PBGJobResult) -> list[dict]:
+    """Every run's figures (archive size, nodes evaluated, CE, RR, ...), one
+    measurement each, with the algorithm and the run's seed."""
+    st = result.study
+    base = {"data": result.data, "objectives": ",".join(st.objectives),
+            "eps": ",".join(f"{e:g}" for e in st.eps)}
+    rows = []
+    for r in st.metrics.to_dict("records"):
+        fields = {**base, "algorithm": r["algorithm"], "run_seed": plain(r["seed"])}
+        rows += [{**fields, "measure": k, "value": plain(v)} for k, v in r.items()
+                 if k not in ("algorithm", "seed") and k not in TIMING_KEYS]
+    return rows
+
+
 @register_job_kind(
-    "pbg", section="pbg", report=pbg_section,
+    "pbg", section="pbg", report=pbg_section, write=write_pbg_job, rows=pbg_rows,
     description="PBG-EA runs scored against the minimal property-based generalizations "
                 "(Dewri et al. 2010; sdceval pbg)",
     keys=("objectives", "eps", "runs", "rule", "max_suppression", "baseline", "exact",
           "paper"),
     validate=validate_pbg_options, params=(RUNS, RULE, MAX_SUPPRESSION, BASELINE, EXACT))
-def run_pbg_job(job, spec, executor, say, out) -> PBGJobResult:
-    result = pbg_result(job, executor, say, spec.seed)
-    result.files.extend(write_pbg(result.study, out, prefix=f"{job.key}_"))
-    return result
+def run_pbg_job(job, spec, executor, say) -> PBGJobResult:
+    return pbg_result(job, executor, say, job.seed(spec))

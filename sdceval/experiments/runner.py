@@ -28,6 +28,9 @@ class ExperimentResult:
     out: Path
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    #: the run's metadata (`run_metadata`) and each job's timings
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, dict] = field(default_factory=dict)
 
     def of(self, kind: str) -> dict[str, Any]:
         """The results of the jobs of ``kind``, by job key, in the file's order."""
@@ -75,7 +78,9 @@ class ExperimentResult:
 
 
 #: the files a run writes in its folder besides its jobs' ``<key>_*`` files
-FIXED_OUTPUTS = ("results.json", "report.md", "report.html", "risk_curves.png")
+FIXED_OUTPUTS = ("results.json", "report.md", "report.html", "risk_curves.png",
+                 "timings.json", "results.sqlite", "results.sqlite-wal",
+                 "results.sqlite-shm")
 
 
 def planned_outputs(spec: ExperimentSpec, out) -> tuple[list[Path], list[str]]:
@@ -124,35 +129,187 @@ def check_outputs(spec: ExperimentSpec, out, inputs=()) -> None:
                     "choose another --out")
 
 
+def job_spec(job, spec: ExperimentSpec) -> dict:
+    """What a job's result depends on, resolved (`job_hash` hashes it): its kind, its
+    options (the data options replaced by the data set's fingerprint, every option
+    naming a file by the file's content), its seed and repeats, sdceval's version."""
+    import sdceval
+    from sdceval.core.fingerprint import dataset_fingerprint, file_fingerprint
+    from sdceval.core.loaders import open_ref
+    from sdceval.experiments.jobs import DATA_KEYS
+
+    def resolved(v):
+        if isinstance(v, list):
+            return [resolved(x) for x in v]
+        if isinstance(v, dict):
+            return {k: resolved(x) for k, x in v.items()}
+        if isinstance(v, str) and v and Path(v).is_file():
+            return {"file_sha256": file_fingerprint(v)}
+        return v
+    options = {k: resolved(v) for k, v in job.options.items()
+               if k not in DATA_KEYS and k not in ("title", "seed")}
+    return {"kind": job.kind, "options": options, "seed": job.seed(spec),
+            "repeats": spec.repeats, "data": dataset_fingerprint(open_ref(job.data_ref())),
+            "sdceval": sdceval.__version__}
+
+
+def job_hash(job, spec: ExperimentSpec) -> str:
+    """The key of a job in the results store: sha256 of `job_spec`."""
+    from sdceval.core.fingerprint import spec_hash
+    return spec_hash(job_spec(job, spec))
+
+
+def _git_commit() -> str | None:
+    """The commit of sdceval's own source tree, when it is a git checkout."""
+    import subprocess
+    here = Path(__file__).resolve().parent
+    try:
+        got = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = got.stdout.strip()
+    if got.returncode != 0 or not commit:
+        return None
+    dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
+                           capture_output=True, text=True, timeout=5).stdout.strip()
+    return commit + ("+changes" if dirty else "")
+
+
+def run_metadata(spec: ExperimentSpec, ex, plan) -> dict:
+    """What a run records about itself (issue 21 item 6): sdceval's version and git
+    commit, the start time, the experiment file's hash, every job's data fingerprint and
+    key, the executor and the thread settings."""
+    import platform
+    import time
+
+    import sdceval
+    from sdceval.core import threads
+    from sdceval.core.fingerprint import file_fingerprint
+    return {"sdceval": sdceval.__version__, "git_commit": _git_commit(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "python": platform.python_version(), "experiment": spec.name,
+            "experiment_file": str(spec.path),
+            "experiment_sha256": file_fingerprint(spec.path),
+            "executor": ex.describe(), "thread_budget": threads.budget(),
+            "jobs": {job.key: {"hash": h, "data": js["data"]} for job, js, h in plan}}
+
+
+def _remove_stale(out: Path, prefix: str) -> None:
+    """A job about to run: files an earlier run left under its prefix are removed first,
+    so no file of another specification sits beside this run's (`check_outputs` made
+    sure no input file carries the prefix)."""
+    for f in out.glob(f"{prefix}*"):
+        if f.is_file():
+            f.unlink()
+
+
 def run_experiment(path, out=None, executor: str | None = None, workers: int | None = None,
                    reduced: bool = False, progress: Callable[[str], None] | None = None,
-                   scheduler: str | None = None) -> ExperimentResult:
-    """Load, validate and run an experiment file; write results and a report."""
+                   scheduler: str | None = None, fresh: bool = False) -> ExperimentResult:
+    """Load, validate and run an experiment file; write results and a report.
+
+    Every finished job is saved in the output folder's results store
+    (`sdceval.experiments.store`), keyed by `job_hash`; running the same file again
+    reuses each job found there ("resuming: 7 of 12 jobs already done") unless
+    ``fresh``.  Every file is written from the results, so a resumed run writes the same
+    files as an uninterrupted one; timings go to ``timings.json`` only.
+
+    Workers: the file's ``workers`` (or ``workers``) is honoured; a thread budget
+    chosen with ``--threads`` / ``SDCEVAL_THREADS`` caps it (processes x threads never
+    exceed the budget); the rule is said once in the progress messages."""
+    import time
+
+    from sdceval.core import threads
+    from sdceval.core.timings import split_timings
     from sdceval.experiments.report import write_report
+    from sdceval.experiments.store import STORE_NAME, ResultsStore
     spec = load_spec(path, reduced=reduced)
     out = Path(out) if out else spec.output
     check_outputs(spec, out)
     say = progress or (lambda m: None)
     scheduler = scheduler or spec.scheduler
-    ex = make_executor("dask" if scheduler and not executor else executor or spec.executor,
-                       workers or spec.workers, scheduler)
-    result = ExperimentResult(spec, out)
-    try:
-        for job in spec.jobs:
-            res = JOB_KINDS[job.kind].run(job, spec, ex, say, out)
-            result.results.setdefault(job.kind, {})[job.key] = res
-            result.files.extend(res.files)
-    finally:
-        ex.close()
+    kind_name = "dask" if scheduler and not executor else executor or spec.executor
+    n_workers = workers or spec.workers
+    plan = [(job, js, None) for job, js in ((j, job_spec(j, spec)) for j in spec.jobs)]
+    from sdceval.core.fingerprint import spec_hash
+    plan = [(job, js, spec_hash(js)) for job, js, _ in plan]
+    chosen = threads.explicit()
+    with threads.raised_to(n_workers if kind_name == "processes" else 1):
+        ex = make_executor(kind_name, n_workers, scheduler)
+        try:
+            if kind_name != "serial":
+                say(f"executor: {ex.describe()} (the file's workers = {spec.workers}"
+                    + ("" if workers is None else f", --workers {workers}") + "; "
+                    + (f"capped by the thread budget {threads.budget()}"
+                       if chosen else "--threads caps it when given") + ")")
+            store = ResultsStore(out)
+            result = _run_jobs(spec, plan, ex, store, out, say, fresh)
+        finally:
+            ex.close()
+    meta = result.metadata
     payload = {"experiment": spec.name, "description": spec.description,
                "file": str(spec.path), "seed": spec.seed, "repeats": spec.repeats,
                "reduced": reduced,
                **{kind.section: {k: r.to_dict() for k, r in result.of(name).items()}
                   for name, kind in JOB_KINDS.items()},
                "paper": spec.paper}
+    payload, inner = split_timings(payload)
+    # the run's metadata is what differs between identical runs besides the timings
+    payload["run"] = {k: v for k, v in meta.items() if k != "started"}
     result.files.append(write_json(payload, out / "results.json"))
+    result.files.append(write_json({"started": meta["started"], "jobs": result.timings,
+                                    "inside": inner}, out / "timings.json"))
     result.files.extend(write_report(result, out))
     result.files.append(write_html_report(result, out))
+    say(f"results store: {out / STORE_NAME} (sdceval results {out})")
+    return result
+
+
+def _run_jobs(spec, plan, ex, store, out: Path, say, fresh: bool) -> ExperimentResult:
+    """Each job from the store when it is there (and not ``fresh``), else run and saved;
+    its files written from its result."""
+    import time
+    result = ExperimentResult(spec, out)
+    done = {h for _, _, h in plan if not fresh and store.done(h)}
+    if done:
+        say(f"resuming: {len(done)} of {len(plan)} jobs already done "
+            f"({store.path.name}; --fresh recomputes them)")
+    # derived files of an earlier run go first: rewritten when this run ends, and an
+    # interrupted run must not leave a report of other results beside its own
+    for name in ("results.json", "report.md", "report.html", "risk_curves.png",
+                 "timings.json"):
+        if (out / name).is_file():
+            (out / name).unlink()
+    result.metadata = run_metadata(spec, ex, plan)
+    run_id = store.begin_run(result.metadata)
+    status = "failed"
+    try:
+        for job, js, h in plan:
+            kind = JOB_KINDS[job.kind]
+            if h in done:
+                res = store.load(h)
+                result.timings[job.key] = store.timings(h)
+            else:
+                _remove_stale(out, f"{job.key}_")
+                t0 = time.perf_counter()
+                res = kind.run(job, spec, ex, say)
+                timings = {"seconds": round(time.perf_counter() - t0, 3)}
+                store.save(h, kind=job.kind, key=job.key, title=job.title, spec=js,
+                           result=res, rows=kind.rows(res) if kind.rows else [],
+                           timings=timings, run_id=run_id)
+                result.timings[job.key] = timings
+            files = kind.write(res, out, f"{job.key}_") if kind.write else []
+            res.files = list(files)
+            result.results.setdefault(job.kind, {})[job.key] = res
+            result.files.extend(files)
+        status = "done"
+    except KeyboardInterrupt:  # SIGTERM too (sdceval.core.processes.Terminated)
+        status = "interrupted"
+        raise
+    finally:
+        store.end_run(run_id, status)
+        store.close()
     return result
 
 
@@ -172,9 +329,14 @@ def write_html_report(result: ExperimentResult, out) -> Path:
         s.anchor = job.key
         sections.append(s)
     sections += paper_sections(result)
+    meta = result.metadata
     extra = {"experiment file": Path(spec.path).name, "seed": str(spec.seed),
              "repeats": str(spec.repeats),
-             "data": ", ".join(dict.fromkeys(str(j.options.get("data")) for j in spec.jobs))}
+             "data": ", ".join(dict.fromkeys(str(j.options.get("data")) for j in spec.jobs)),
+             "data fingerprints": "; ".join(
+                 f"{k}: {v['data'][:12]}" for k, v in meta.get("jobs", {}).items()),
+             "executor": meta.get("executor"), "thread budget": meta.get("thread_budget"),
+             "git commit": meta.get("git_commit"), "started": meta.get("started")}
     return write_page(Path(out) / "report.html", spec.name, sections,
                       run_inputs(None, extra), lead=spec.description)
 

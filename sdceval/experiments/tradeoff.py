@@ -16,7 +16,9 @@ from sdceval.compare.ranking import parse_measure_list
 from sdceval.compare.tradeoff import (DEFAULT_MEASURES, DEFAULT_METHOD, METHODS,
                                       TradeoffResult, compute_tradeoff, frontier_axes,
                                       validate_tradeoff_options)
+from sdceval.core.errors import plain
 from sdceval.core.fileio import write_csv, write_json
+from sdceval.core.timings import TIMING_KEYS, split_timings, without_timings
 from sdceval.core.registry import Param
 from sdceval.experiments.executor import make_executor
 from sdceval.core.glossary import axis_label, display_name
@@ -53,8 +55,9 @@ def write_tradeoff(res: TradeoffResult, out, prefix: str = "") -> TradeoffResult
     out = Path(out)
     points = res.points
     x, utilities, y = frontier_axes(res.measures)
-    res.files.append(write_csv(points, out / f"{prefix}points.csv"))
-    res.files.append(write_csv(res.frontier, out / f"{prefix}frontier.csv"))
+    # wall-clock columns are timings, not results (sdceval.core.timings)
+    res.files.append(write_csv(without_timings(points), out / f"{prefix}points.csv"))
+    res.files.append(write_csv(without_timings(res.frontier), out / f"{prefix}frontier.csv"))
     if x not in points:
         return res
     style = "method" if points["method"].nunique() > 1 else None
@@ -101,16 +104,34 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s).strip("_")
 
 
+def write_tradeoff_job(res: TradeoffResult, out, prefix: str) -> list[Path]:
+    res.files = []
+    return list(write_tradeoff(res, out, prefix).files)
+
+
+def tradeoff_rows(res: TradeoffResult) -> list[dict]:
+    """One measurement per release and measure (and its class count), with the model,
+    its threshold and the method."""
+    rows = []
+    keep = [c for c in res.points.columns if c not in res.measures and c != "classes"
+            and c not in TIMING_KEYS]
+    for _, p in res.points.iterrows():
+        base = {"data": res.data, **{c: plain(p[c]) for c in keep}}
+        rows += [{**base, "measure": m, "value": plain(p[m])}
+                 for m in [*res.measures, "classes"] if m in p]
+    return rows
+
+
 @register_job_kind(
     "tradeoff", section="tradeoffs", report=tradeoff_section,
+    write=write_tradeoff_job, rows=tradeoff_rows,
     description="P_loss / U_loss trade-off of privacy models over their grids "
                 "(Li & Li 2009; sdceval tradeoff)",
     keys=("models", "method", "grids", "measures", "model_params"),
     validate=validate_tradeoff_options,
     params=(METHOD,))
-def run_tradeoff_job(job, spec, executor, say, out) -> TradeoffResult:
-    return write_tradeoff(tradeoff_result(job, executor, say, spec.seed), out,
-                          f"{job.key}_")
+def run_tradeoff_job(job, spec, executor, say) -> TradeoffResult:
+    return tradeoff_result(job, executor, say, job.seed(spec))
 
 
 def run_tradeoff(dataset, *, models=None, method: str = DEFAULT_METHOD, grids=None,
@@ -126,6 +147,8 @@ def run_tradeoff(dataset, *, models=None, method: str = DEFAULT_METHOD, grids=No
     with make_executor("processes" if workers > 1 else "serial", workers) as ex:
         res = write_tradeoff(tradeoff_result(job, ex, progress or (lambda m: None), seed),
                              out)
-    res.files.append(write_json({"data": dataset.name, "method": method, "seed": seed,
-                                 **res.to_dict()}, Path(out) / "results.json"))
+    payload, timings = split_timings({"data": dataset.name, "method": method, "seed": seed,
+                                      **res.to_dict()})
+    res.files.append(write_json(payload, Path(out) / "results.json"))
+    res.files.append(write_json(timings, Path(out) / "timings.json"))
     return res

@@ -39,7 +39,7 @@ from typing import Any
 
 from sdceval.catalog import get_method
 from sdceval.compare.ranking import parse_reference
-from sdceval.core.errors import SdcevalError
+from sdceval.core.errors import SdcevalError, plain
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.core.glossary import display_name, release_label
@@ -276,16 +276,36 @@ def vectors_result(job, executor, say, seed: int) -> VectorsJobResult:
                             res["described"])
 
 
+def write_vectors_job(result: VectorsJobResult, out, prefix: str) -> list[Path]:
+    return write_comparison(result.comparison, out, prefix=prefix)
+
+
+def vectors_rows(result: VectorsJobResult) -> list[dict]:
+    """Per release and property: its worst record, mean and sum (the unary table); per
+    pair and property: the shares of records better off under each."""
+    comp = result.comparison
+    rows = []
+    for _, u in comp.unary.iterrows():
+        base = {"data": result.data, "release": u["release"], "property": u["property"]}
+        rows += [{**base, "measure": f"{u['property']}_{stat}", "value": plain(u[stat])}
+                 for stat in ("worst", "mean", "sum") if stat in u]
+    for _, p in comp.pairs.iterrows():
+        base = {"data": result.data, "first": p["first"], "second": p["second"],
+                "property": p["property"]}
+        rows += [{**base, "measure": f"{p['property']}_{c}", "value": plain(p[c])}
+                 for c in ("share_better_first", "share_better_second") if c in p]
+    return rows
+
+
 @register_job_kind(
     "vectors", section="vectors", report=vectors_section,
+    write=write_vectors_job, rows=vectors_rows,
     description="property vectors of releases compared record by record: quality "
                 "indices, dominance, decisions (Dewri et al. 2009; sdceval vectors)",
     keys=("releases", "properties", "suppressed", "roles", "index", *DECISIONS),
     validate=validate_vectors_options, params=(SUPPRESSED, INDEX))
-def run_vectors_job(job, spec, executor, say, out) -> VectorsJobResult:
-    result = vectors_result(job, executor, say, spec.seed)
-    result.files.extend(write_comparison(result.comparison, out, prefix=f"{job.key}_"))
-    return result
+def run_vectors_job(job, spec, executor, say) -> VectorsJobResult:
+    return vectors_result(job, executor, say, job.seed(spec))
 
 
 __all__ = ["resolve_release", "vectors_result", "write_comparison", "run_vectors_job"]
