@@ -18,11 +18,12 @@ def add_parser(sub):
                                   "results.sqlite)")
     s.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
                    help="keep the rows whose COLUMN equals VALUE (compared as text); "
-                        "repeat to combine, e.g. --where measure=emd --where method=mdav")
+                        "repeat to combine, e.g. --where measure=emd --where method=mdav "
+                        "(default: every row)")
     s.add_argument("--format", choices=FORMATS, default="csv",
                    help="csv or json to stdout (or --out), parquet to --out (needs the "
                         "[parquet] extra)")
-    s.add_argument("--out", help="write the table to this file instead of stdout")
+    s.add_argument("--out", help="write the table to this file (default: stdout)")
     return s
 
 

@@ -18,7 +18,7 @@ def add_parser(sub):
                         "which caps processes x threads")
     s.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (needs "
-                        "the [dask] extra; default: the file's 'scheduler', if any)")
+                        "the [dask] extra) (default: the file's 'scheduler', if any)")
     s.add_argument("--fresh", action="store_true",
                    help="recompute every job, also those the output folder's results store "
                         "already holds (default: resume, reusing them)")

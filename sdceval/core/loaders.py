@@ -473,6 +473,7 @@ def _freeze(ref: dict) -> tuple:
 @lru_cache(maxsize=8)
 def _open_frozen(frozen: tuple) -> Dataset:
     ref = dict(frozen)
+    ref.pop("_stamp", None)
     split = (lambda v: list(v) if isinstance(v, tuple) else
              ([s.strip() for s in v.split(",")] if isinstance(v, str) else v))
     return open_dataset(ref["data"], schema_file=ref.get("schema"),
@@ -492,4 +493,19 @@ def open_ref(ref) -> Dataset:
     "schema": ..., "qi": ...}``); a `Dataset` is returned as it is."""
     if isinstance(ref, Dataset):
         return ref
-    return _open_frozen(_freeze(ref))
+    return _open_frozen(_freeze(ref) + (("_stamp", _stamp(ref)),))
+
+
+def _stamp(ref: dict) -> tuple:
+    """The modification times and sizes of the files a reference reads: a file edited
+    since it was opened is opened again, not served from the cache."""
+    out = []
+    for key in ("data", "schema"):
+        v = ref.get(key)
+        if isinstance(v, str) and v not in BUNDLED:
+            try:
+                st = Path(v).stat()
+            except OSError:
+                continue
+            out.append((key, st.st_mtime_ns, st.st_size))
+    return tuple(out)

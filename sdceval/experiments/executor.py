@@ -22,15 +22,21 @@ on an external one (a scheduler address: ``dask scheduler``, then ``dask worker
 ADDRESS`` on each machine; only sdceval's client closes at the end, the cluster stays
 up).  A task's data set is opened on the client (`sdceval.core.loaders.open_ref`: a
 relative path means the client's current directory, and a file that cannot be read is
-reported there), then sent to every worker once (``scatter(broadcast=True)``, once per
-executor and data set) and handed to the tasks as the `Dataset` itself, so workers
-never read the data files and a data set does not travel once per task.  Dask's own
+reported there) and handed to the tasks as the `Dataset` itself, so workers never read
+the data files; it reaches each worker once, not once per task: it is scattered once
+per executor (one copy in the cluster), the tasks carry its key (`_Shared`), and a
+worker takes it from its own store or fetches it the first time one of its tasks needs
+it, then keeps it (`_shared_dataset`) until the executor closes.  (Broadcasting it and
+making it a dependency of every task would not do: Dask's active memory manager drops,
+every few seconds, the replicas no waiting task needs, and the next task on such a
+worker fetches the data again.)  Dask's own
 log lines (connections, heartbeats, "event loop unresponsive", tracebacks of
 connections closing at the end) are silenced while the client lives (`_quiet_dask`);
 a task's error still reaches the caller as the exception it raised.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 from sdceval.core import interrupts, threads
@@ -212,6 +218,66 @@ def _absolute_paths(ref: dict) -> dict:
     return out
 
 
+class _Shared:
+    """What a task's ``data_ref`` becomes on its way to a Dask worker: the key of the
+    data set scattered once (`DaskExecutor`); the worker puts the `Dataset` in its
+    place (`run_shared_task`).  A key, not a future: a future would make the data a
+    dependency of the task, which Dask fetches again wherever it has dropped it."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def __reduce__(self):
+        return (_Shared, (self.key,))
+
+    def __repr__(self) -> str:
+        return f"_Shared({self.key!r})"
+
+
+#: in a Dask worker process: scattered key -> the `Dataset` its tasks use, kept between
+#: tasks (fetched at most once); the oldest go beyond `_SHARED_MAX`, and an executor
+#: that closes removes its own (`_forget_shared`)
+_shared: dict[str, Any] = {}
+_SHARED_MAX = 4
+_shared_lock = threading.Lock()
+
+
+def _shared_dataset(key: str):
+    """The data set scattered under ``key``, in a Dask worker: from this process's
+    cache, else from the worker's own store (where the scatter put it) or fetched once
+    from the worker holding it."""
+    with _shared_lock:
+        if key in _shared:
+            _shared[key] = _shared.pop(key)  # most recently used last
+            return _shared[key]
+        from distributed import Future, get_client, get_worker
+        try:
+            dataset = get_worker().data[key]
+        except KeyError:
+            client = get_client()
+            dataset = Future(key, client=client).result()
+        _shared[key] = dataset
+        while len(_shared) > _SHARED_MAX:
+            _shared.pop(next(iter(_shared)))
+        return dataset
+
+
+def _forget_shared(keys) -> int:
+    """Run on each worker as an executor closes: its data sets leave the cache."""
+    return sum(_shared.pop(k, None) is not None for k in keys)
+
+
+def run_shared_task(fn: Callable, n_threads: int, kwargs: dict) -> Any:
+    """`run_task` on a Dask worker, with a ``data_ref`` sent as `_Shared` replaced by
+    the `Dataset`."""
+    ref = kwargs.get("data_ref")
+    if isinstance(ref, _Shared):
+        kwargs = {**kwargs, "data_ref": _shared_dataset(ref.key)}
+    return run_task(fn, n_threads, kwargs)
+
+
 class DaskExecutor(Executor):
     """A Dask ``distributed`` cluster: a scheduler address, or a `LocalCluster` with
     ``workers`` processes when no address is given (capped by the thread budget like
@@ -221,8 +287,8 @@ class DaskExecutor(Executor):
     (default `CONNECT_TIMEOUT`).
 
     Data sets reach each worker once (module docstring): `map` opens every task's
-    ``data_ref`` on the client and replaces it by a future of the `Dataset`, scattered
-    to all workers once per executor and data set and released by `close`."""
+    ``data_ref`` on the client, scatters each data set once per executor and sends
+    the tasks its key (`_Shared`); `close` releases it, on the workers too."""
 
     name = "dask"
 
@@ -312,14 +378,14 @@ class DaskExecutor(Executor):
                 return task, None
         return task, open_ref(ref)
 
-    def _data_future(self, dataset):
-        """The future of ``dataset`` on every worker, scattered on first use (not
-        hashed: a key of its own, without tokenizing a large frame)."""
+    def _shared(self, dataset) -> _Shared:
+        """``dataset`` scattered to the cluster on first use (one copy, not hashed: a
+        key of its own, without tokenizing a large frame), as the tasks name it."""
         hit = self._scattered.get(id(dataset))
         if hit is None:
-            future = self.client.scatter(dataset, broadcast=True, hash=False)
+            future = self.client.scatter(dataset, hash=False)
             hit = self._scattered[id(dataset)] = (dataset, future)
-        return hit[1]
+        return _Shared(hit[1].key)
 
     def map(self, fn, tasks, progress=None):
         from distributed import as_completed
@@ -331,11 +397,9 @@ class DaskExecutor(Executor):
         try:
             for task, dataset in opened:
                 if dataset is not None:
-                    # a future nested in the kwargs dict: each worker hands the task its
-                    # own copy of the Dataset
-                    task = {**task, "data_ref": self._data_future(dataset)}
-                futures.append(self.client.submit(run_task, fn, self.threads_each, task,
-                                                  pure=False))
+                    task = {**task, "data_ref": self._shared(dataset)}
+                futures.append(self.client.submit(run_shared_task, fn, self.threads_each,
+                                                  task, pure=False))
             index = {f.key: i for i, f in enumerate(futures)}
             results: list[Any] = [None] * len(tasks)
             for n, fut in enumerate(as_completed(futures)):
@@ -361,9 +425,14 @@ class DaskExecutor(Executor):
         try:
             if client is not None:
                 if scattered:
-                    try:  # the data sets leave the workers (an external cluster stays)
+                    # the data sets leave the workers (an external cluster stays up):
+                    # their caches, then Dask's store
+                    try:
+                        if cluster is None:
+                            client.run(_forget_shared, [f.key for f in scattered],
+                                       on_error="ignore")
                         client.cancel(scattered)
-                    except Exception:  # noqa: BLE001 - closing the client releases them too
+                    except Exception:  # noqa: BLE001 - closing the client releases the copy
                         pass
                 del scattered
                 client.close()

@@ -26,7 +26,7 @@ orchestration as the experiment file; it adds only its printing and its file nam
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sdceval.core.errors import SdcevalError, suggest
@@ -75,6 +75,9 @@ class Job:
     options: dict[str, Any]
     dataset: Any = None
     command: str | None = None
+    #: the values of the sweep variables this job is one combination of
+    #: (`sdceval.experiments.file_schema.expand_sweeps`)
+    sweep: dict[str, Any] = field(default_factory=dict)
 
     def seed(self, spec) -> int:
         """The job's seed: its own ``seed`` option (a sweep sets it), else the
@@ -85,11 +88,17 @@ class Job:
     def key(self) -> str:
         """``<kind><index>_<data>``, the prefix of the job's output files: ``<data>`` is
         `safe_name` of the ``data`` option (a file's stem, never a path)."""
-        return f"{self.kind}{self.index}_{safe_name(self.options.get('data', ''))}"
+        key = f"{self.kind}{self.index}_{safe_name(self.options.get('data', ''))}"
+        for name, value in self.sweep.items():
+            key += f"_{safe_name(name, 'v')}{safe_name(value, 'v')}"
+        return key
 
     @property
     def title(self) -> str:
-        return self.options.get("title", self.key)
+        title = self.options.get("title", self.key)
+        if self.sweep and "title" in self.options:
+            title += " (" + ", ".join(f"{k} = {v}" for k, v in self.sweep.items()) + ")"
+        return title
 
     @property
     def tag(self) -> str:
@@ -137,7 +146,7 @@ class JobKind:
     @property
     def options(self) -> frozenset:
         """Every option key a job of this kind accepts."""
-        return frozenset(DATA_KEYS) | {"title", "seed"} | self.keys
+        return frozenset(DATA_KEYS) | {"title", "seed", "sweep"} | self.keys
 
     def check(self, options: dict, where: str = "") -> None:
         """The checks of `load_spec`: known keys, a data set, then ``validate``;

@@ -296,7 +296,8 @@ def _run_jobs(spec, plan, ex, store, out: Path, say, fresh: bool) -> ExperimentR
                 res = kind.run(job, spec, ex, say)
                 timings = {"seconds": round(time.perf_counter() - t0, 3)}
                 store.save(h, kind=job.kind, key=job.key, title=job.title, spec=js,
-                           result=res, rows=kind.rows(res) if kind.rows else [],
+                           result=res, rows=[{**job.sweep, **r} for r in
+                                             (kind.rows(res) if kind.rows else [])],
                            timings=timings, run_id=run_id)
                 result.timings[job.key] = timings
             files = kind.write(res, out, f"{job.key}_") if kind.write else []

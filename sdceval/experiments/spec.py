@@ -80,8 +80,9 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import read_toml
+from sdceval.experiments.file_schema import ExperimentTable, expand_sweeps, validate_file
 from sdceval.experiments.jobs import JOB_KINDS, Job, check_keys, safe_name
 
 EXECUTORS = ("serial", "processes", "dask")
@@ -117,51 +118,51 @@ def _merge(base: dict, over: dict) -> dict:
 
 def load_spec(path, reduced: bool = False) -> ExperimentSpec:
     """Parse and validate an experiment file; ``reduced`` applies its ``[reduced]`` table
-    (same structure as the file; jobs are matched by position)."""
+    (same structure as the file; jobs are matched by position).  The file is checked
+    against its declared schema (`sdceval.experiments.file_schema`) before anything
+    else, then every job by its kind; sweeps expand into one job per combination."""
     path = Path(path)
     raw = read_toml(path, "experiment")
     kinds = JOB_KINDS.names()
     check_keys(str(path), raw, {"experiment", "reduced", "paper", *kinds})
+    if "experiment" in raw:
+        check_keys(f"{path} [experiment]", raw["experiment"] if isinstance(
+            raw["experiment"], dict) else {}, _EXPERIMENT_KEYS)
+    validate_file(raw, kinds, path)
     if reduced and "reduced" in raw:
         red = raw["reduced"]
         for kind in kinds:
             if kind in red:
                 jobs = raw.get(kind, [])
+                if isinstance(jobs, dict):
+                    jobs = raw[kind] = [jobs]
                 for i, over in enumerate(red[kind]):
                     if i < len(jobs):
                         jobs[i] = _merge(jobs[i], over)
         if "experiment" in red:
             raw["experiment"] = _merge(raw.get("experiment", {}), red["experiment"])
-    exp = raw.get("experiment", {})
-    check_keys(f"{path} [experiment]", exp, _EXPERIMENT_KEYS)
-    spec = ExperimentSpec(name=str(exp.get("name", path.stem)), path=path,
-                          description=str(exp.get("description", "")), raw=raw,
-                          paper=raw.get("paper", {}))
-    spec.seed = _int(exp.get("seed", 0), "seed", path)
-    spec.repeats = _int(exp.get("repeats", 1), "repeats", path, low=1)
-    spec.workers = _int(exp.get("workers", 2), "workers", path, low=1)
-    spec.executor = str(exp.get("executor", "serial"))
-    if spec.executor not in EXECUTORS:
-        raise SdcevalError(f"{path}: executor {spec.executor!r} unknown."
-                           f"{suggest(spec.executor, EXECUTORS)} Use one of {EXECUTORS}")
-    spec.scheduler = exp.get("scheduler")
+        validate_file(raw, kinds, f"{path} (with its [reduced] table)")
+    exp = ExperimentTable.model_validate(raw.get("experiment", {}))
+    spec = ExperimentSpec(name=exp.name or path.stem, path=path,
+                          description=exp.description, raw=raw,
+                          paper=raw.get("paper", {}), seed=exp.seed, repeats=exp.repeats,
+                          executor=exp.executor, workers=exp.workers,
+                          scheduler=exp.scheduler)
     # the name is the default folder: a file-name form of it, never a path (issue 22)
-    spec.output = Path(exp.get("output", Path("results") / safe_name(spec.name, "experiment")))
+    spec.output = Path(exp.output if exp.output is not None
+                       else Path("results") / safe_name(spec.name, "experiment"))
     for kind in kinds:
         entries = raw.get(kind, [])
         if isinstance(entries, dict):
             entries = [entries]
         for i, opts in enumerate(entries):
-            JOB_KINDS[kind].check(opts, f"{path} [[{kind}]] #{i + 1}")
-            spec.jobs.append(Job(kind, len(spec.jobs), dict(opts)))
+            where = f"{path} [[{kind}]] #{i + 1}"
+            for expanded, assignment in expand_sweeps(opts, JOB_KINDS[kind].options, where):
+                JOB_KINDS[kind].check(expanded, where)
+                spec.jobs.append(Job(kind, len(spec.jobs), dict(expanded),
+                                     sweep=assignment))
     if not spec.jobs:
         tables = [f"[[{k}]]" for k in kinds]
         raise SdcevalError(f"{path}: no job; add a {', '.join(tables[:-1])} or "
                            f"{tables[-1]} table")
     return spec
-
-
-def _int(v, name, path, low=0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise SdcevalError(f"{path}: [experiment] {name} must be an integer >= {low}, got {v!r}")
-    return v

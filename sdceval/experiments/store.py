@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS runs (
     status TEXT NOT NULL, metadata TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
     hash TEXT PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, title TEXT,
-    version TEXT NOT NULL, spec TEXT NOT NULL, result BLOB NOT NULL, timings TEXT,
+    version TEXT NOT NULL, spec TEXT NOT NULL, result BLOB, timings TEXT,
     run_id INTEGER, finished TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS measurements (
     job_hash TEXT NOT NULL, row INTEGER NOT NULL, kind TEXT NOT NULL, job TEXT NOT NULL,
@@ -130,9 +130,9 @@ class ResultsStore:
     # -- jobs -------------------------------------------------------------------------
     def done(self, job_hash: str) -> bool:
         """Whether a job with this key finished under this sdceval version."""
-        row = self.db.execute("SELECT version FROM jobs WHERE hash = ?", (job_hash,)
-                              ).fetchone()
-        return row is not None and row[0] == _version()
+        row = self.db.execute("SELECT version, result IS NOT NULL FROM jobs WHERE hash = ?",
+                              (job_hash,)).fetchone()
+        return row is not None and row[0] == _version() and bool(row[1])
 
     def load(self, job_hash: str) -> Any:
         """The result object of a finished job (`save`)."""
@@ -151,7 +151,12 @@ class ResultsStore:
              result: Any, rows: Iterable[dict], timings: dict, run_id: int | None) -> None:
         """The finished job and its measurements, in one transaction (module
         docstring); a job saved again (another run, --fresh) replaces its rows."""
-        blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            # a result type that does not pickle (a kind defined in a function): its
+            # measurements are kept, the job itself is recomputed on resume
+            blob = None
         records = []
         for i, row in enumerate(rows):
             row = dict(row)
