@@ -67,7 +67,7 @@ def test_a_kind_registered_later_runs_from_a_file(tmp_path):
     @register_job_kind("echo", description="says its option", section="echoes",
                        keys=("say",), validate=validate,
                        params=(Param("say", str, default="hi"),))
-    def run_echo(job, spec, executor, say, out):
+    def run_echo(job, spec, executor, say):
         return Echo(job.options.get("say", "hi"))
     try:
         p = tmp_path / "e.toml"
@@ -78,7 +78,7 @@ def test_a_kind_registered_later_runs_from_a_file(tmp_path):
         res = run_experiment(p, out=tmp_path / "r")
         results = json.loads((tmp_path / "r" / "results.json").read_text())
         assert results["echoes"] == {"echo0_census": {"said": "ho"}}
-        assert list(results)[-2:] == ["echoes", "paper"]
+        assert list(results)[-3:] == ["echoes", "paper", "run"]
         assert "[echo0_census]\nho" in res.summary()
     finally:
         JOB_KINDS.remove("echo")

@@ -7,7 +7,8 @@ An experiment file has an ``[experiment]`` table and any number of jobs::
     seed = 0                 # common random numbers for every job
     repeats = 1
     executor = "processes"   # serial | processes | dask
-    workers = 2
+    workers = 2              # honoured unless --threads / SDCEVAL_THREADS is smaller
+    scheduler = "tcp://10.0.0.5:8786"   # optional: an existing Dask cluster
     output = "results/domingo_ferrer_table1"   # relative to the current directory
 
     [[comparison]]           # bisection to a common risk, then utility ranking
@@ -67,6 +68,16 @@ A ``[[lattice]]`` job searches when it has a ``metric`` or no ``export`` (defaul
 objective at the optimal node, with its levels) and, with ``export = true``, every node
 (``<key>_nodes.csv``); without ``objectives``, all the data set supports
 (`sdceval.experiments.lattice_job`).
+
+Every job also takes ``title``, ``seed`` (its own, instead of the experiment's) and
+``sweep`` (one job per combination of its variables: ``sweep = {k = [5, 10], seed =
+"0..9"}``, with ``{k}`` in a text option replaced; `sdceval.experiments.file_schema`).
+The file's shape and every value's type are checked against one declared schema (the
+same module) before anything else: ``output = 5`` is an error naming the table and key.
+
+The results of a run live in the output folder's results store
+(`sdceval.experiments.store`), from which every file is written; running the file again
+reuses each finished job (`sdceval.experiments.runner.run_experiment`).
 
 The tables a file may hold, the keys each allows and how they are checked come from
 the registry of job kinds (`sdceval.experiments.jobs.JOB_KINDS`; ``sdceval list jobs``):
