@@ -58,8 +58,9 @@ def readme_commands() -> list[str]:
 
 def readme_schema() -> str:
     """The README's example schema file (its ```` ```toml ```` block)."""
-    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
-    assert blocks, "the README shows an example schema.toml"
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"),
+                                    flags=re.S) if re.search(r"^qi\s*=", b, flags=re.M)]
+    assert blocks, "the README shows an example schema.toml (a toml block with qi = ...)"
     return blocks[0]
 
 

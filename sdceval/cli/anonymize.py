@@ -42,12 +42,21 @@ def add_parser(sub):
     return s
 
 
+#: the roles a method of each release kind neither protects nor reads: their columns are
+#: dropped from its release (`sdceval.core.release.publishable_columns`), so missing
+#: values there do not stop it (issue 22 item 16; generalization reads the label for the
+#: classification metric, so a generalized release keeps it)
+UNUSED_BY_KIND = {"perturbative": ("qi", "sensitive", "label"),
+                  "generalized": ("numeric",),
+                  "bucketized": ("numeric", "label")}
+
+
 def cmd_anonymize(args) -> int:
     from sdceval.catalog import METHODS, get_method
     from sdceval.core.release_order import write_release
     from sdceval.core.registry import parse_assignments
-    ds = _dataset(args)
     spec = get_method(args.method)
+    ds = _dataset(args, unused_roles=UNUSED_BY_KIND[spec.kind], user=spec.name)
     params = parse_assignments(args.param)
     if args.model:
         if not any(p.name == "models" for p in spec.params):

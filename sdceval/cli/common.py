@@ -186,10 +186,11 @@ def _numbers(text, what: str):
         raise SdcevalError(f"{what} must be comma-separated numbers, got {text!r}") from None
 
 
-def _dataset(args, notes: bool = True):
+def _dataset(args, notes: bool = True, unused_roles=(), user: str = ""):
     """Open the data set of the data options, protect every file it was read from
     against being overwritten, and print its notes (e.g. the roles inferred), each
-    once."""
+    once.  ``unused_roles``: roles the command's method does not use (their columns'
+    missing values are not counted, `sdceval.core.loaders.open_dataset`)."""
     from sdceval.core.fileio import protect
     from sdceval.core.loaders import open_dataset
     protect(args.data if Path(args.data).exists() else None, args.schema)
@@ -197,7 +198,8 @@ def _dataset(args, notes: bool = True):
                       sensitive=args.sensitive, numeric=_split(args.numeric),
                       label=args.label, passthrough=_split(getattr(args, "keep", None)),
                       keep_identifiers=_split(getattr(args, "keep_identifier", None)),
-                      missing=getattr(args, "missing", None))
+                      missing=getattr(args, "missing", None), unused_roles=unused_roles,
+                      user=user)
     protect(*ds.input_files)
     if notes:
         for note in dict.fromkeys(ds.messages):

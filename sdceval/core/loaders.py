@@ -321,8 +321,8 @@ def read_schema_file(path) -> Mapping:
 
 
 def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeric=None,
-                 label=None, passthrough=None, keep_identifiers=None, missing=None
-                 ) -> Dataset:
+                 label=None, passthrough=None, keep_identifiers=None, missing=None,
+                 unused_roles=(), user: str = "") -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
     be changed the same way.
@@ -336,7 +336,9 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     such a column is refused unless it is also in ``keep_identifiers`` (or only there:
     ``--keep-identifier``, which implies passthrough).  ``missing``: the missing-value
     policy (``refuse`` or ``drop``; default: the schema file's ``missing``, else
-    refuse).  A CSV column of numbers written with leading zeros is read as text
+    refuse).  ``unused_roles``: roles the caller (``user``, a method) does not use; their
+    columns with missing values are set aside (role ``ignore``) rather than counted by
+    the policy.  A CSV column of numbers written with leading zeros is read as text
     (`load_table`).  `Dataset.input_files` lists every file read (data, schema,
     hierarchies), so that outputs never overwrite them.
     """
@@ -404,12 +406,35 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     refuse_kept_identifiers(frame, asked, forced, declared, ids)
     spec, more = assign_roles(frame, spec, ids, forced)
     notes += more
+    notes += _set_aside(frame, spec, unused_roles, user)
     ds = Dataset(frame, Schema.from_mapping(frame, {**spec, "hierarchies": hier}),
                  name=path.stem)
     ds.input_files = tuple([path.resolve()] + schema_files + _sources(hier))
     ds.read_as_text = tuple(dict.fromkeys(list(text) + list(zeros)))
     ds.messages = tuple(notes + _moved_notes(moved, "the schema file")) + ds.messages
     return ds
+
+
+def _set_aside(frame: pd.DataFrame, spec: dict, roles, user: str) -> list[str]:
+    """Columns of ``roles`` (roles the caller does not use: a method drops them) that
+    hold missing values become ``ignore`` in ``spec``, so that the missing-value policy
+    counts only the columns that are used (issue 22 item 16); returns the note."""
+    moved = []
+    for role in roles:
+        names = role_names(spec.get(role), role)
+        holes = [c for c in names if c in frame.columns and frame[c].isna().any()]
+        if not holes:
+            continue
+        kept = [c for c in names if c not in holes]
+        spec[role] = kept[0] if role in ("sensitive", "label") and kept else (
+            None if role in ("sensitive", "label") else kept)
+        spec["ignore"] = role_names(spec.get("ignore"), "ignore") + holes
+        moved += [(c, role) for c in holes]
+    if not moved:
+        return []
+    cols = ", ".join(f"{c!r} ({r})" for c, r in moved)
+    return [f"{cols}: missing values, in a column {user or 'the method'} does not use "
+            "(it is dropped from the release): not counted by the missing-value policy"]
 
 
 #: roles whose columns a method protects; options never move them to passthrough

@@ -37,9 +37,9 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.loaders import load_table
 from sdceval.core.release import Release
-from sdceval.core.release_order import (BUCKET_COLUMN, check_record_order, is_bucketized,
-                                        key_path_for, read_key, to_record_order,
-                                        write_release)
+from sdceval.core.release_order import (BUCKET_COLUMN, check_cells, check_record_order,
+                                        is_bucketized, key_path_for, read_key,
+                                        to_record_order, write_release)
 
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
 
@@ -134,28 +134,36 @@ def read_release(dataset, path, key=None) -> Release:
             f"release {str(path)!r} has {len(frame)} records but data set {dataset.name!r} has "
             f"{dataset.n}; a release must be row-aligned (one row per original record)")
     if perm is not None:
-        return release_from_frame(dataset, to_record_order(frame, perm), name=str(path))
+        return release_from_frame(dataset, to_record_order(frame, perm), name=str(path),
+                                  file_row=np.argsort(perm, kind="stable"),
+                                  release_path=path)
     frame = frame.reset_index(drop=True)
     cells = {q: _cells(dataset.hierarchy(q), frame[q], q)
              for q in schema.qis if q in frame.columns}
     if key is None:
         check_record_order(dataset, frame, cells, release_path=path, key_path=expected)
-    return release_from_frame(dataset, frame, name=str(path), cells=cells)
+    return release_from_frame(dataset, frame, name=str(path), cells=cells,
+                              release_path=path)
 
 
 def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
-                       cells: dict | None = None) -> Release:
+                       cells: dict | None = None, file_row=None,
+                       release_path=None) -> Release:
     """A `Release` from a published table in record order (see the module docstring for
-    the kinds); ``cells``: the `_cells` of its QI columns if already parsed."""
+    the kinds); ``cells``: the `_cells` of its QI columns if already parsed.  Every
+    published cell must fit its record (`check_cells`: an error names the first that
+    does not, by its row in the file, ``file_row``)."""
     schema = dataset.schema
     frame = frame.reset_index(drop=True)
     present = [q for q in schema.qis if q in frame.columns]
-    if not present:
-        return _make_release(dataset, frame, name, "external")
     cells = dict(cells or {})
     for q in present:
         if q not in cells:
             cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
+    check_cells(dataset, frame, {q: cells[q] for q in present},
+                release_path=release_path or name, file_row=file_row)
+    if not present:
+        return _make_release(dataset, frame, name, "external")
     bucketized = is_bucketized(dataset, frame)
     if not bucketized and any(c in frame.columns for c in schema.numeric):
         original = all(((lo == dataset.codes(q)) & (hi == lo)).all()

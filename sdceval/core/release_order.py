@@ -361,6 +361,73 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
         "--no-key (key=False)")
 
 
+def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
+                file_row: np.ndarray | None = None) -> None:
+    """Refuse a release (in record order) with a published cell its record does not fit
+    (issue 22 item 2): every generalized QI cell must contain the record's value, the
+    sensitive value of a release that does not permute it and every passed-through
+    column must equal the record's, and a bucketized release's sensitive values must be
+    those of its bucket's records (permuted within the bucket).  A shuffled file, an
+    edited label or another data set's file of the same shape is therefore refused,
+    naming the first bad row (``file_row``: the file's row of each record) and column.
+    Masked numbers (a perturbative release) are not cells to check."""
+    schema = dataset.schema
+    where = (lambda i: int(file_row[i]) if file_row is not None else int(i))
+    bad_cells = []  # (record, column, what)
+    for q, (lo, hi, *_) in cells.items():
+        codes = dataset.codes(q)
+        bad = np.flatnonzero(~((lo <= codes) & (codes <= hi)))
+        if len(bad):
+            i = bad[0]
+            bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} does not contain "
+                                    f"the record's value {dataset.frame[q].iloc[i]!r}"))
+    sens = schema.sensitive
+    if sens is not None and sens in frame.columns:
+        pub = dataset.hierarchy(sens).encode(frame[sens], column=sens)
+        orig = dataset.codes(sens)
+        if is_bucketized(dataset, frame):
+            bucket = pd.factorize(frame[BUCKET_COLUMN])[0]
+            a = np.lexsort((pub, bucket))
+            b = np.lexsort((orig, bucket))
+            diff = np.flatnonzero(pub[a] != orig[b])
+            if len(diff):
+                i = int(a[diff[0]])
+                bad_cells.append((i, sens, f"bucket {frame[BUCKET_COLUMN].iloc[i]!r} publishes "
+                                           "sensitive values that are not those of its "
+                                           "records"))
+        else:
+            bad = np.flatnonzero(pub != orig)
+            if len(bad):
+                i = bad[0]
+                bad_cells.append((i, sens, f"the published {frame[sens].iloc[i]!r} is not the "
+                                           f"record's value {dataset.frame[sens].iloc[i]!r}"))
+    for c in schema.passthrough:
+        if c not in frame.columns or c not in dataset.frame.columns:
+            continue
+        orig = dataset.frame[c]
+        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
+            p = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
+            o = orig.to_numpy(float)
+            same = np.isclose(p, o, rtol=1e-12, atol=0) | (np.isnan(p) & np.isnan(o))
+        else:
+            same = frame[c].astype(str).to_numpy() == orig.astype(str).to_numpy()
+        bad = np.flatnonzero(~same)
+        if len(bad):
+            i = bad[0]
+            bad_cells.append((i, c, f"the published {frame[c].iloc[i]!r} is not the "
+                                    f"record's value {orig.iloc[i]!r} (a passed-through "
+                                    "column is published unchanged)"))
+    if not bad_cells:
+        return
+    i, column, what = min(bad_cells, key=lambda t: (where(t[0]), t[1]))
+    row = where(i)
+    raise SdcevalError(
+        f"release {str(release_path)!r} does not fit data set {dataset.name!r}: row "
+        f"{row + 1} of the file (line {row + 2}), column {column!r}: {what}.  Every "
+        "published cell must fit its record: this file was edited, belongs to another "
+        "data set, or its rows are not in the order of its key")
+
+
 #: the structural column of a bucketized release (`sdceval.methods.bucketization`)
 BUCKET_COLUMN = "bucket"
 
@@ -407,5 +474,6 @@ def _evidence(dataset, frame: pd.DataFrame, cells: dict):
     return exact, numeric
 
 
-__all__ = ["BUCKET_COLUMN", "KEY_SUFFIX", "PRIVATE", "check_record_order", "data_fingerprint",
+__all__ = ["BUCKET_COLUMN", "KEY_SUFFIX", "PRIVATE", "check_cells", "check_record_order",
+           "data_fingerprint",
            "is_bucketized", "key_path_for", "read_key", "to_record_order", "write_release"]
