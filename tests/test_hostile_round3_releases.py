@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import cli_error, cli_run
+from sdceval.core.errors import SdcevalError
 
 
 def _small_data(tmp_path, bucket=False):
@@ -170,3 +171,86 @@ def test_read_release_keeps_a_user_bucket_column_as_data(tmp_path):
     back = read_release(ds, path)
     assert back.kind == "generalized"
     assert back.class_sizes().min() == rel.class_sizes().min()
+
+
+# -- item 2: every published cell must fit its record ------------------------------------
+def _edit(path, row, column, value):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.loc[row, column] = value
+    frame.to_csv(path, index=False)
+
+
+def test_an_edited_label_in_a_release_in_record_order_is_refused(tmp_path, capsys):
+    rel, roles = _generalized_release(tmp_path, capsys, extra=["--keep-order"])
+    data = pd.read_csv(tmp_path / "d.csv")
+    # one row's age label replaced by one that does not contain its record's age
+    age = int(data.loc[7, "age"])
+    _edit(rel, 7, "age", "[20-21]" if age > 30 else "[60-69]")
+    for extra in ([], ["--no-key"]):
+        msg = cli_error(["evaluate", *roles, "--release", str(rel), "--measures",
+                         "k_anonymity", *extra], capsys)
+        assert "row 8 of the file (line 9), column 'age'" in msg, msg
+        assert f"does not contain the record's value {age}" in msg
+
+
+def test_a_sensitive_value_moved_to_another_record_is_refused(tmp_path, capsys):
+    rel, roles = _generalized_release(tmp_path, capsys, extra=["--keep-order"])
+    frame = pd.read_csv(rel, dtype=str, keep_default_na=False)
+    i = int(np.flatnonzero(frame["disease"] != frame["disease"].iloc[0])[0])
+    _edit(rel, i, "disease", frame["disease"].iloc[0])
+    msg = cli_error(["evaluate", *roles, "--release", str(rel), "--measures",
+                     "l_diversity", "--no-key"], capsys)
+    assert f"row {i + 1} of the file" in msg and "column 'disease'" in msg
+
+
+def test_a_keyed_release_reports_the_bad_row_of_the_file(tmp_path, capsys):
+    """The key ties the file's bytes to the release; read through its key, a cell that
+    does not fit is named by the file's row (not the record's)."""
+    from sdceval.core.loaders import open_dataset
+    from sdceval.core.release_io import release_from_frame
+    rel, roles = _generalized_release(tmp_path, capsys)
+    ds = open_dataset(str(tmp_path / "d.csv"), qi=["age", "sex"], sensitive="disease")
+    frame = pd.read_csv(rel, dtype=str, keep_default_na=False)
+    perm = np.arange(len(frame))[::-1]  # read as if row r protected record n-1-r
+    from sdceval.core.release_order import to_record_order
+    with pytest.raises(SdcevalError, match=r"row \d+ of the file \(line \d+\), column"):
+        release_from_frame(ds, to_record_order(frame, perm), name=str(rel),
+                           file_row=np.argsort(perm, kind="stable"))
+
+
+def test_another_data_sets_file_of_the_same_shape_is_refused(tmp_path, capsys):
+    rel, roles = _generalized_release(tmp_path, capsys, extra=["--keep-order"])
+    other = pd.read_csv(tmp_path / "d.csv")
+    other["age"] = np.random.default_rng(9).integers(20, 70, len(other))
+    other.to_csv(tmp_path / "d.csv", index=False)
+    msg = cli_error(["evaluate", *roles, "--release", str(rel), "--measures",
+                     "k_anonymity", "--no-key"], capsys)
+    assert "does not fit data set" in msg and "column 'age'" in msg
+
+
+def test_bucketized_sensitive_values_from_another_bucket_are_refused(tmp_path, capsys):
+    roles = _small_data(tmp_path)
+    rel = tmp_path / "b.csv"
+    code, _, err = cli_run(["anonymize", *roles, "--method", "bucketization", "--param",
+                            "k=5", "--keep-order", "--out", str(rel)], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(rel, dtype=str, keep_default_na=False)
+    # within a bucket any order is the release's; a value from outside the bucket is not
+    b0 = frame["bucket"].iloc[0]
+    inside = frame.index[frame["bucket"] == b0]
+    outside = frame.index[(frame["bucket"] != b0)
+                          & ~frame["disease"].isin(frame.loc[inside, "disease"])]
+    if not len(outside):
+        pytest.skip("every sensitive value occurs in the first bucket")
+    _edit(rel, inside[0], "disease", frame.loc[outside[0], "disease"])
+    msg = cli_error(["evaluate", *roles, "--release", str(rel), "--measures",
+                     "l_diversity", "--no-key"], capsys)
+    assert "publishes sensitive values that are not those of its records" in msg
+    # a permutation inside the bucket is fine
+    frame.to_csv(rel, index=False)
+    rows = list(inside)
+    frame.loc[rows, "disease"] = frame.loc[rows[::-1], "disease"].to_numpy()
+    frame.to_csv(rel, index=False)
+    code, _, err = cli_run(["evaluate", *roles, "--release", str(rel), "--measures",
+                            "l_diversity", "--no-key"], capsys)
+    assert code == 0, err
