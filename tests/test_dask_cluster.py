@@ -1,13 +1,12 @@
 """Dask as a real cluster (issue 21 item 6): an external scheduler and two workers,
 started here as processes on 127.0.0.1, run an experiment as the serial executor does;
-each data set reaches each worker once (opened on the client, scattered, never read by
-the workers), Dask's log lines stay out of stderr, and a scheduler that cannot be
-reached is a one-line error."""
+each data set reaches each worker once (opened on the client, sent to each worker once,
+never read by the workers; sent again only to a worker that lost it), Dask's log lines
+stay out of stderr, and a scheduler that cannot be reached is a one-line error."""
 from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
 
+from sdceval import Dataset, load_dataset  # noqa: E402
 from sdceval.core.errors import SdcevalError  # noqa: E402
 from sdceval.experiments import executor as executor_module  # noqa: E402
 from sdceval.experiments.executor import DaskExecutor  # noqa: E402
@@ -49,6 +49,16 @@ def _wait(condition, timeout: float, what: str, procs=()):
     raise TimeoutError(f"{what}: not within {timeout} s")
 
 
+def _die_with_this_process():
+    """In a cluster process, before it starts (Linux): SIGTERM when the test process
+    ends, however it ends, so that a test run killed (by a timeout, say) leaves no
+    cluster behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _tree(procs) -> list:
     """The processes ``procs`` started and all their descendants (a worker's nanny
     starts the worker process)."""
@@ -69,7 +79,8 @@ def cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("dask_cluster")
     sched_file = d / "sched.json"
     log = open(d / "cluster.log", "w")
-    common = dict(stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True)
+    common = dict(stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True,
+                  preexec_fn=_die_with_this_process)
     procs = [subprocess.Popen(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
          "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)], **common)]
@@ -85,7 +96,8 @@ def cluster(tmp_path_factory):
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "distributed.cli.dask_worker", addr,
                  "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-                 "--host", "127.0.0.1", "--name", f"w{i}", "--local-directory", str(d)],
+                 "--host", "127.0.0.1", "--name", f"w{i}", "--local-directory", str(d),
+                 "--death-timeout", "30"],
                 **common))
         with distributed.Client(addr, timeout=10) as client:
             _wait(lambda: len(client.scheduler_info()["workers"]) == N_WORKERS, 30,
@@ -107,7 +119,12 @@ def cluster(tmp_path_factory):
             for p in group:
                 p.poll()  # reaped
         log.close()
-    left = [p.pid for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    def alive(p) -> bool:
+        try:
+            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    left = [p.pid for p in tree if alive(p)]
     assert left == [], f"cluster processes left: {left}"
 
 
@@ -210,12 +227,14 @@ def test_experiment_on_the_cluster_equals_serial(cluster, tmp_path, monkeypatch,
         told: list = []
 
         def progress(message):
-            # while the client lives, what distributed's loggers would say in an
-            # unlucky run (a client's event loop held up by a long computation here)
+            # on the first message (the executor's description: its client lives),
+            # what distributed's loggers say in an unlucky run (the client's event loop
+            # held up by a long computation here)
             told.append(message)
-            logging.getLogger("distributed.core").warning(
-                "Event loop was unresponsive in Client for 3.21s.")
-            logging.getLogger("distributed.client").warning("a client warning")
+            if len(told) == 1:
+                logging.getLogger("distributed.core").warning(
+                    "Event loop was unresponsive in Client for 3.21s.")
+                logging.getLogger("distributed.client").warning("a client warning")
 
         try:
             t0 = time.perf_counter()
@@ -229,7 +248,7 @@ def test_experiment_on_the_cluster_equals_serial(cluster, tmp_path, monkeypatch,
         after = watcher.run(_worker_report)
         watcher.run(_stop_counting)
 
-        # the scattered data are released: nothing of the run stays on the scheduler
+        # nothing of the run stays on the scheduler
         def scheduler_tasks(dask_scheduler):
             return [str(k) for k in dask_scheduler.tasks]
         _wait(lambda: not watcher.run_on_scheduler(scheduler_tasks), 10,
@@ -248,23 +267,21 @@ def test_experiment_on_the_cluster_equals_serial(cluster, tmp_path, monkeypatch,
     assert got["run"]["executor"] == f"Dask cluster at {cluster} (2 workers, 2 threads)"
     assert len(result.evaluations["evaluation1_mine"]) >= len(RELEASES)
 
-    # each data set reached each worker at most once, as a Dataset, and no worker
-    # opened a file: data sent with every task would be unpickled once per task (4 CSV
-    # tasks on 2 workers: twice on one of them at least), data fetched again after Dask
-    # dropped a replica twice on a worker, and data read by the workers would show in
+    # each data set reached each worker once, as a Dataset, and no worker opened a
+    # file: data sent with every task would be unpickled once per task (4 CSV tasks on
+    # 2 workers: twice on one of them at least), data fetched again after Dask dropped
+    # a replica twice on a worker, and data read by the workers would show in
     # open_ref's cache
     assert len(after) == N_WORKERS
     for worker, report in after.items():
-        assert set(report["unpickled"]) <= {"census", "mine"}, (worker, report)
-        assert all(n == 1 for n in report["unpickled"].values()), (worker, report)
+        assert report["unpickled"] == {"census": 1, "mine": 1}, (worker, report)
         assert report["opened"] == 0, (worker, report)
         assert report["kept"] == 0, (worker, report)  # released as the executor closed
-    for name in ("census", "mine"):
-        assert sum(r["unpickled"].get(name, 0) for r in after.values()) >= 1
 
     # no line of Dask's on stderr, no record reached distributed's loggers, and the
     # levels are back once the client has closed
-    assert told and seen.records == [], [r.getMessage() for r in seen.records]
+    assert told[0].startswith("executor: Dask cluster at")
+    assert seen.records == [], [r.getMessage() for r in seen.records]
     for line in err.splitlines():
         assert "distributed" not in line and "tornado" not in line, err
         assert "INFO" not in line and "WARNING" not in line and "Traceback" not in line, err
@@ -298,3 +315,89 @@ def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch, capfd):
     err = capfd.readouterr().err
     assert "Traceback" not in err and "distributed" not in err, err
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def _task_functions():
+    """Tasks for the executor, made here so that they pickle by value (the cluster's
+    processes cannot import this module; a module-level function would pickle by
+    name)."""
+    def describe_data(data_ref, i):
+        return type(data_ref).__name__, data_ref.name, len(data_ref), i
+
+    def fail(data_ref, i):
+        if i == 2:
+            raise ValueError(f"task {i} fails on {data_ref.name}")
+        return i
+    return describe_data, fail
+
+
+_describe_data, _fail = _task_functions()
+
+
+def test_a_worker_without_the_data_is_sent_it_again(cluster, capfd):
+    """A worker that lost the data set (restarted, or joined after it was sent) says
+    so, gets it, and the task runs again: same results, nothing counted twice."""
+    tasks = [dict(data_ref={"data": "census"}, i=i) for i in range(4)]
+    with distributed.Client(cluster, timeout=10) as watcher, DaskExecutor(cluster) as ex:
+        watcher.run(_stop_counting)
+        watcher.run(_count_unpickled_datasets)
+        ticks: list = []
+        first = ex.map(_describe_data, tasks)
+        assert first == [("Dataset", "census", 1080, i) for i in range(4)]
+        keys = [k for _, k in ex._sent.values()]
+        assert len(keys) == 1
+        watcher.run(executor_module._forget_shared, keys)  # as if the workers restarted
+        again = ex.map(_describe_data, tasks, progress=lambda n, total: ticks.append(n))
+        assert again == first
+        assert ticks == [1, 2, 3, 4]  # a task sent again is not counted twice
+        report = watcher.run(_worker_report)
+        watcher.run(_stop_counting)
+    counts = [r["unpickled"].get("census", 0) for r in report.values()]
+    # once when first sent, once more on each worker that ran a task of the second map
+    assert all(1 <= n <= 2 for n in counts) and max(counts) == 2, report
+    assert all(r["kept"] == 1 and r["opened"] == 0 for r in report.values()), report
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_task_error_reaches_the_caller(cluster):
+    with DaskExecutor(cluster) as ex:
+        with pytest.raises(ValueError, match="task 2 fails on census"):
+            ex.map(_fail, [dict(data_ref={"data": "census"}, i=i) for i in range(4)])
+        assert ex.client is None  # closed by the failed map; the cluster stays up
+    with distributed.Client(cluster, timeout=10) as watcher:
+        assert len(watcher.nthreads()) == N_WORKERS
+        assert all(r["kept"] == 0 for r in watcher.run(_worker_report).values())
+
+
+class _NotOnTheWorkers(Dataset):
+    """A data set the workers cannot unpickle (as when they lack a module it needs)."""
+
+    def __reduce__(self):
+        import importlib
+        return importlib.import_module, ("sdceval_module_missing_on_the_workers",)
+
+
+def test_workers_that_cannot_take_the_data_set_is_one_line(cluster):
+    base = load_dataset("census")
+    odd = _NotOnTheWorkers(base.frame, base.schema, name="odd")
+    with DaskExecutor(cluster) as ex:
+        with pytest.raises(SdcevalError) as info:
+            ex.map(_describe_data, [dict(data_ref=odd, i=0)])
+    msg = str(info.value)
+    assert "\n" not in msg and "data set 'odd'" in msg, msg
+    assert "sdceval_module_missing_on_the_workers" in msg and "same sdceval" in msg, msg
+
+
+def test_maps_inside_a_callers_own_client_are_prompt(cluster):
+    """Inside ``with Client(...)`` (the caller's own client is then the current one),
+    completions still arrive at once: the executor waits on its own client's loop
+    (on the other one, each map would wait about 2 s for that loop to wake up)."""
+    tasks = [dict(data_ref={"data": "census"}, i=i) for i in range(2)]
+    with distributed.Client(cluster, timeout=10), DaskExecutor(cluster) as ex:
+        ex.map(_describe_data, tasks)  # the data set sent, the function known
+        t0 = time.perf_counter()
+        for _ in range(5):
+            assert ex.map(_describe_data, tasks) == [("Dataset", "census", 1080, i)
+                                                     for i in range(2)]
+        took = time.perf_counter() - t0
+    assert took < 5, f"5 maps of 2 tasks took {took:.1f} s"

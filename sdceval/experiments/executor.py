@@ -1,7 +1,8 @@
 """Executors: run pure, idempotent tasks serially, in local processes, or on Dask.
 
 A task is ``fn(**kwargs)`` with picklable arguments (data sets travel as a reference —
-bundled name or file path plus roles — and are opened, and cached, in the worker).
+bundled name or file path plus roles — and are opened, and cached, in the worker; the
+Dask executor opens them on the client instead and sends them along, see Dask below).
 `Executor.map` returns results in task order.
 
 Threads.  The thread budget (`sdceval.core.threads`, ``--threads`` /
@@ -23,20 +24,25 @@ ADDRESS`` on each machine; only sdceval's client closes at the end, the cluster 
 up).  A task's data set is opened on the client (`sdceval.core.loaders.open_ref`: a
 relative path means the client's current directory, and a file that cannot be read is
 reported there) and handed to the tasks as the `Dataset` itself, so workers never read
-the data files; it reaches each worker once, not once per task: it is scattered once
-per executor (one copy in the cluster), the tasks carry its key (`_Shared`), and a
-worker takes it from its own store or fetches it the first time one of its tasks needs
-it, then keeps it (`_shared_dataset`) until the executor closes.  (Broadcasting it and
-making it a dependency of every task would not do: Dask's active memory manager drops,
-every few seconds, the replicas no waiting task needs, and the next task on such a
-worker fetches the data again.)  Dask's own
-log lines (connections, heartbeats, "event loop unresponsive", tracebacks of
-connections closing at the end) are silenced while the client lives (`_quiet_dask`);
-a task's error still reaches the caller as the exception it raised.
+the data files.  It reaches each worker once, not once per task: sent to every worker
+once per executor (``client.run``: pickled once, unpickled once in each worker, kept in
+the worker process, `_keep_shared`), it travels with the tasks as a key (`_Shared`); a
+worker that lacks it (one that joined or restarted since) says so (`DataNotOnWorker`)
+and is sent it before the task runs again.  The copies leave the workers when the
+executor closes.  (Scattering it to every worker and making it a dependency of every
+task would not do: Dask's active memory manager drops, every few seconds, the replicas
+no waiting task needs, and the next task on such a worker fetches the data again.)
+The workers (and the scheduler, which reads the tasks) need the client's sdceval,
+pandas and numpy.  Dask's own log lines (connections, heartbeats, "event loop
+unresponsive", tracebacks of connections closing at the end) are silenced in the
+client's process while the client lives (`_quiet_dask`); a task's error still reaches
+the caller as the exception it raised.
 """
 from __future__ import annotations
 
+import os
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 from sdceval.core import interrupts, threads
@@ -219,10 +225,11 @@ def _absolute_paths(ref: dict) -> dict:
 
 
 class _Shared:
-    """What a task's ``data_ref`` becomes on its way to a Dask worker: the key of the
-    data set scattered once (`DaskExecutor`); the worker puts the `Dataset` in its
-    place (`run_shared_task`).  A key, not a future: a future would make the data a
-    dependency of the task, which Dask fetches again wherever it has dropped it."""
+    """A task's ``data_ref`` on its way to a Dask worker: the key under which the
+    `Dataset` was sent to the workers (`DaskExecutor`); the worker puts the data set in
+    its place (`run_shared_task`).  A key, not a Dask future: a future would make the
+    data a dependency of the task, which Dask fetches again wherever it has dropped it
+    (module docstring)."""
 
     __slots__ = ("key",)
 
@@ -236,46 +243,80 @@ class _Shared:
         return f"_Shared({self.key!r})"
 
 
-#: in a Dask worker process: scattered key -> the `Dataset` its tasks use, kept between
-#: tasks (fetched at most once); the oldest go beyond `_SHARED_MAX`, and an executor
-#: that closes removes its own (`_forget_shared`)
+class DataNotOnWorker(Exception):
+    """Raised by a task on a Dask worker that does not hold its data set (it joined
+    the cluster, or restarted, after the data set was sent, or dropped it): the
+    executor sends it there, unless it did since the task looked (``state``, from
+    `_worker_state`), and submits the task again."""
+
+    def __init__(self, key: str, worker: str, state: tuple):
+        super().__init__(key, worker, state)
+        self.key, self.worker, self.state = key, worker, tuple(state)
+
+    def __str__(self) -> str:
+        return f"data set {self.key} is not on worker {self.worker}"
+
+
+#: in a Dask worker process: key -> the `Dataset` sent under it (`_keep_shared`), kept
+#: between tasks; beyond `_SHARED_MAX` the least recently used goes (a task needing it
+#: again gets it sent again), and an executor that closes removes its own
 _shared: dict[str, Any] = {}
-_SHARED_MAX = 4
+_SHARED_MAX = 8
 _shared_lock = threading.Lock()
+#: this process, and how many data sets it has dropped (`_worker_state`)
+_process_id = f"{os.getpid()}-{time.time_ns()}"
+_dropped = 0
 
 
-def _shared_dataset(key: str):
-    """The data set scattered under ``key``, in a Dask worker: from this process's
-    cache, else from the worker's own store (where the scatter put it) or fetched once
-    from the worker holding it."""
+def _worker_state() -> tuple[str, int]:
+    """Which process, and how many data sets it had dropped: a task missing its data
+    set says it, so that the client tells a miss from before its last sending (send
+    nothing) from a loss since (send again)."""
+    return _process_id, _dropped
+
+
+def _keep_shared(key: str, dataset) -> tuple[str, int]:
+    """Run on a worker (``client.run``): keep ``dataset`` under ``key``; the worker's
+    state afterwards."""
+    global _dropped
     with _shared_lock:
-        if key in _shared:
-            _shared[key] = _shared.pop(key)  # most recently used last
-            return _shared[key]
-        from distributed import Future, get_client, get_worker
-        try:
-            dataset = get_worker().data[key]
-        except KeyError:
-            client = get_client()
-            dataset = Future(key, client=client).result()
+        _shared.pop(key, None)
         _shared[key] = dataset
         while len(_shared) > _SHARED_MAX:
             _shared.pop(next(iter(_shared)))
-        return dataset
+            _dropped += 1
+        return _worker_state()
 
 
 def _forget_shared(keys) -> int:
-    """Run on each worker as an executor closes: its data sets leave the cache."""
-    return sum(_shared.pop(k, None) is not None for k in keys)
+    """Run on a worker as an executor closes: its data sets leave the process."""
+    global _dropped
+    with _shared_lock:
+        n = sum(_shared.pop(k, None) is not None for k in keys)
+        _dropped += n
+        return n
 
 
 def run_shared_task(fn: Callable, n_threads: int, kwargs: dict) -> Any:
     """`run_task` on a Dask worker, with a ``data_ref`` sent as `_Shared` replaced by
-    the `Dataset`."""
+    the `Dataset` this worker keeps (`DataNotOnWorker` when it has none)."""
     ref = kwargs.get("data_ref")
     if isinstance(ref, _Shared):
-        kwargs = {**kwargs, "data_ref": _shared_dataset(ref.key)}
+        with _shared_lock:
+            dataset = _shared.pop(ref.key, None)
+            if dataset is not None:
+                _shared[ref.key] = dataset  # the most recently used, last
+            state = _worker_state()
+        if dataset is None:
+            from distributed import get_worker
+            raise DataNotOnWorker(ref.key, get_worker().address, state)
+        kwargs = {**kwargs, "data_ref": dataset}
     return run_task(fn, n_threads, kwargs)
+
+
+#: how many times one task may find a worker without its data set (it is sent there,
+#: and the task submitted again) before the map gives up
+_MAX_RESENDS = 5
 
 
 class DaskExecutor(Executor):
@@ -287,8 +328,8 @@ class DaskExecutor(Executor):
     (default `CONNECT_TIMEOUT`).
 
     Data sets reach each worker once (module docstring): `map` opens every task's
-    ``data_ref`` on the client, scatters each data set once per executor and sends
-    the tasks its key (`_Shared`); `close` releases it, on the workers too."""
+    ``data_ref`` on the client, sends each data set to the workers once per executor
+    and gives the tasks its key (`_Shared`); `close` removes it from the workers."""
 
     name = "dask"
 
@@ -303,9 +344,12 @@ class DaskExecutor(Executor):
         self.client = None
         self.scheduler = scheduler
         self.requested = int(workers)
-        #: id(Dataset) -> (the Dataset, kept alive so that its id stays its own; the
-        #: future of its copy on the workers)
-        self._scattered: dict[int, tuple[Any, Any]] = {}
+        #: id(Dataset) -> (the Dataset, kept alive so that its id stays its own; the key
+        #: it was sent to the workers under)
+        self._sent: dict[int, tuple[Any, str]] = {}
+        #: (key, worker) -> the worker's state (`_worker_state`) after the data set was
+        #: sent to it alone
+        self._resent: dict[tuple[str, str], tuple] = {}
         if scheduler:
             self.workers, self.threads_each = None, 1
         else:
@@ -379,36 +423,110 @@ class DaskExecutor(Executor):
         return task, open_ref(ref)
 
     def _shared(self, dataset) -> _Shared:
-        """``dataset`` scattered to the cluster on first use (one copy, not hashed: a
-        key of its own, without tokenizing a large frame), as the tasks name it."""
-        hit = self._scattered.get(id(dataset))
+        """``dataset`` as the tasks name it, sent to every worker on first use (pickled
+        once; a worker that fails to take it is sent it again when a task needs it
+        there, unless all fail: then the workers lack what the data set needs)."""
+        hit = self._sent.get(id(dataset))
         if hit is None:
-            future = self.client.scatter(dataset, hash=False)
-            hit = self._scattered[id(dataset)] = (dataset, future)
-        return _Shared(hit[1].key)
+            import uuid
+            key = f"sdceval-data-{uuid.uuid4().hex}"
+            try:
+                got = self.client.run(_keep_shared, key, dataset, on_error="return")
+            except OSError as exc:  # distributed's CommClosedError too
+                raise SdcevalError(f"lost {self._where()} while sending it data set "
+                                   f"{dataset.name!r}: {exc}") from None
+            failed = [(w, r) for w, r in got.items() if isinstance(r, BaseException)]
+            if got and len(failed) == len(got):
+                worker, err = failed[0]
+                raise SdcevalError(
+                    f"the Dask workers cannot take data set {dataset.name!r} (on {worker}: "
+                    f"{type(err).__name__}: {err}); they need the same sdceval, pandas and "
+                    "numpy as this client")
+            hit = self._sent[id(dataset)] = (dataset, key)
+        return _Shared(hit[1])
+
+    def _send_again(self, missing: DataNotOnWorker) -> None:
+        """The data set to the worker a task found without it, unless that task looked
+        before the last sending there (tasks queued on the worker all miss it)."""
+        where = (missing.key, missing.worker)
+        process, dropped = missing.state
+        last = self._resent.get(where)
+        if last is not None and last[0] == process and dropped <= last[1]:
+            return  # sent since the task looked, and not dropped since
+        dataset = next(ds for ds, k in self._sent.values() if k == missing.key)
+        try:
+            got = self.client.run(_keep_shared, missing.key, dataset,
+                                  workers=[missing.worker])
+        except Exception:  # noqa: BLE001 - the worker left: the task goes elsewhere
+            return
+        if missing.worker in got:
+            self._resent[where] = tuple(got[missing.worker])
+
+    def _where(self) -> str:
+        return (f"the Dask scheduler at {self.scheduler}" if self.scheduler
+                else "the local Dask cluster")
 
     def map(self, fn, tasks, progress=None):
         from distributed import as_completed
+        try:
+            from distributed.client import FutureCancelledError as Cancelled
+        except ImportError:  # pragma: no cover - older distributed
+            from distributed import CancelledError as Cancelled
         # opened here, before anything goes to the cluster: a relative path means this
         # directory, and a file that cannot be read is reported as on the command line
         opened = [self._opened(t) for t in tasks]
         futures: list = []
         finished = False
         try:
-            for task, dataset in opened:
-                if dataset is not None:
-                    task = {**task, "data_ref": self._shared(dataset)}
-                futures.append(self.client.submit(run_shared_task, fn, self.threads_each,
-                                                  task, pure=False))
-            index = {f.key: i for i, f in enumerate(futures)}
+            ready = [task if ds is None else {**task, "data_ref": self._shared(ds)}
+                     for task, ds in opened]
+            index: dict = {}  # future key -> task number
+
+            def submit(i: int):
+                fut = self.client.submit(run_shared_task, fn, self.threads_each, ready[i],
+                                         pure=False)
+                futures.append(fut)
+                index[fut.key] = i
+                return fut
+
+            # on our client's event loop: by default as_completed takes the current
+            # client's, and a caller's own client (``with Client(...)``) would delay
+            # every completion until its loop wakes up (about 2 s)
+            pending = as_completed([submit(i) for i in range(len(ready))],
+                                   loop=self.client.loop)
             results: list[Any] = [None] * len(tasks)
-            for n, fut in enumerate(as_completed(futures)):
+            resent = [0] * len(tasks)
+            done = 0
+            for fut in pending:
                 # distributed's gc callback can swallow a SIGTERM raised inside it:
                 # raised again here, after each finished task
                 interrupts.check()
-                results[index[fut.key]] = fut.result()
+                i = index.pop(fut.key)
+                try:
+                    results[i] = fut.result()  # a task's error propagates
+                except Cancelled as exc:
+                    # not by us (we cancel only after the map failed): the cluster
+                    # dropped the task, e.g. the scheduler is gone
+                    reason = getattr(exc, "reason", None) or "cancelled"
+                    if reason == "scheduler-connection-lost":
+                        raise SdcevalError(f"lost the connection to {self._where()} in "
+                                           "the middle of the run: is it still running? "
+                                           "Run again once it is") from None
+                    raise SdcevalError(f"{self._where()} cancelled a task ({reason}); "
+                                       "run again") from None
+                except DataNotOnWorker as missing:
+                    resent[i] += 1
+                    if resent[i] > _MAX_RESENDS:
+                        raise SdcevalError(
+                            f"the Dask workers do not keep the data set sent to them "
+                            f"({missing}, {resent[i]} times for one task): are they "
+                            "restarting?") from None
+                    self._send_again(missing)
+                    pending.add(submit(i))
+                    continue
+                done += 1
                 if progress:
-                    progress(n + 1, len(tasks))
+                    progress(done, len(tasks))
             finished = True
             return results
         finally:
@@ -419,23 +537,20 @@ class DaskExecutor(Executor):
 
     def close(self):
         client, cluster = self.client, self._cluster
-        scattered = [f for _, f in self._scattered.values()]
+        keys = [k for _, k in self._sent.values()]
         self.client = self._cluster = None
-        self._scattered = {}
+        self._sent, self._resent = {}, {}
         try:
             if client is not None:
-                if scattered:
-                    # the data sets leave the workers (an external cluster stays up):
-                    # their caches, then Dask's store
-                    try:
-                        if cluster is None:
-                            client.run(_forget_shared, [f.key for f in scattered],
-                                       on_error="ignore")
-                        client.cancel(scattered)
-                    except Exception:  # noqa: BLE001 - closing the client releases the copy
-                        pass
-                del scattered
-                client.close()
+                try:
+                    if keys and cluster is None:
+                        # the data sets leave the workers of an external cluster (which
+                        # stays up; a local cluster stops with them)
+                        client.run(_forget_shared, keys, on_error="ignore")
+                except Exception:  # noqa: BLE001 - a worker gone has nothing to drop
+                    pass
+                finally:
+                    client.close()
         finally:
             try:
                 if cluster is not None:
