@@ -40,7 +40,30 @@ Decisions where the paper is ambiguous (SPEC §4)
   mean, squared) is refused with an error: the Hessian of the fit then has a condition
   number beyond 1e16, the solver fails and the value it returns is meaningless (0 where
   the truth is near the separable maximum).  Original records themselves cannot
-  trigger it: a z-score within a table of n rows is at most sqrt(n).
+  trigger it: a z-score within a table of n rows is at most sqrt(n).  A column is
+  "constant" when its minimum equals its maximum (not when a rounded standard
+  deviation is 0: the mean of 1 080 copies of 0.1 is not exactly 0.1).
+
+Computation (large tables)
+--------------------------
+The fit is scikit-learn's ``LogisticRegression(solver="newton-cholesky", tol=1e-10)``
+for this objective, re-implemented so that the design matrix is never built: Newton
+steps from β = 0 with the same symmetric solve of the Hessian, the same backtracking line
+search (Armijo; near machine precision, a smaller sum of |gradient|), the same
+stopping rule (largest gradient component and half the squared Newton decrement
+<= ``TOL``) and the same switch to L-BFGS-B (ill-conditioned Hessian, failed line
+search, over a quarter of the pointwise Hessians 0), whose messages are recorded as
+before.  Every pass over the data (the attributes' and the terms' statistics, X^T W X
+with X^T (y - p), the predictions X β) runs ``CHUNK_ROWS`` rows at a time, generating
+the model terms of a chunk from the data on the fly; the term statistics (original
+part's mean and sd, pooled sd, extremes for ``MAX_TERM``) are merged chunk by chunk
+(Chan et al.'s update).  Memory therefore grows like n x attributes (the data) plus a
+few vectors of 2n, not n x terms: 1 000 000 records of 13 attributes (``pairwise``: 91
+terms and the intercept) take ~220 MB beyond the data instead of ~5 GB, in ~10 s
+instead of ~22 s (one thread; `benchmarks/bench_measures_scale.py`).  On the bundled
+data sets the values equal the previous dense computation to ~1e-14 relative
+(``ridge`` > 0, or an unpenalized fit that converges).  BLAS runs under the thread
+budget (`sdceval.core.threads`).
 
 ``per_record`` holds, for original record ``i``, the mean of (p̂ − ½)² over its two
 rows (the original and the released one); its mean is ``U_ps``.
@@ -58,6 +81,7 @@ import warnings
 
 import numpy as np
 
+from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
@@ -69,6 +93,13 @@ MODELS = ("linear", "quadratic", "pairwise", "interactions")
 #: largest |standardized model term| accepted: up to ~1e9 the Newton fit converges (a
 #: released record 3e4 sds out, squared); at 1e10 it no longer does (measured)
 MAX_TERM = 1e8
+#: rows of the stacked table whose model terms exist at any one time (for 13 attributes
+#: and ``pairwise``, 4 096 x 92 floats = 3 MB: a chunk stays in cache, which measured
+#: faster than chunks of 16 384 or 65 536 rows)
+CHUNK_ROWS = 4096
+#: the fit's stopping rule: largest gradient component and half the squared Newton
+#: decrement (scikit-learn's ``tol`` of the ``newton-cholesky`` solver)
+TOL = 1e-10
 
 
 def model_terms(z: np.ndarray, model: str) -> np.ndarray:
@@ -82,61 +113,386 @@ def model_terms(z: np.ndarray, model: str) -> np.ndarray:
     return np.hstack(parts)
 
 
-def _scale(a: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """z-score the columns of ``a`` with the mean/sd of ``ref`` (sd 0 -> sd of ``a``;
-    columns constant in ``a`` are dropped)."""
-    mu, sd = ref.mean(axis=0), ref.std(axis=0)
-    pooled = a.std(axis=0)
-    sd = np.where(sd > 0, sd, pooled)
+def n_model_terms(m: int, model: str) -> int:
+    """Number of columns of `model_terms` for ``m`` attributes."""
+    return (m + (m if model in ("quadratic", "interactions") else 0)
+            + (m * (m - 1) // 2 if model in ("pairwise", "interactions") else 0))
+
+
+def _fill_terms(z: np.ndarray, model: str, out: np.ndarray) -> None:
+    """Write `model_terms` ``(z, model)`` into ``out`` (same values, same column order,
+    no temporaries)."""
+    m = z.shape[1]
+    out[:, :m] = z
+    c = m
+    if model in ("quadratic", "interactions"):
+        np.multiply(z, z, out=out[:, c:c + m])
+        c += m
+    if model in ("pairwise", "interactions"):
+        for i in range(m - 1):   # the order of np.triu_indices(m, k=1)
+            np.multiply(z[:, i:i + 1], z[:, i + 1:], out=out[:, c:c + m - 1 - i])
+            c += m - 1 - i
+
+
+class _Moments:
+    """Count, mean, sum of squared deviations, min and max of columns, merged chunk by
+    chunk (Chan et al.'s pairwise update: as accurate as a two-pass computation)."""
+
+    def __init__(self, p: int):
+        self.n = 0
+        self.mean = np.zeros(p)
+        self.m2 = np.zeros(p)
+        self.lo = np.full(p, np.inf)
+        self.hi = np.full(p, -np.inf)
+
+    def add(self, a: np.ndarray) -> None:
+        if len(a) == 0:
+            return
+        mean = a.mean(axis=0)
+        d = a - mean
+        d *= d
+        self.merge(len(a), mean, d.sum(axis=0), a.min(axis=0), a.max(axis=0))
+
+    def merge(self, k, mean, m2, lo, hi) -> None:
+        if k == 0:
+            return
+        if self.n == 0:    # (not through the update: 0 * inf would give NaN)
+            self.n, self.mean, self.m2, self.lo, self.hi = k, mean, m2, lo, hi
+            return
+        n = self.n + k
+        delta = mean - self.mean
+        self.mean = self.mean + delta * (k / n)
+        self.m2 = self.m2 + m2 + delta ** 2 * (self.n * k / n)
+        self.n = n
+        self.lo = np.minimum(self.lo, lo)   # NaN propagates, as in np.std
+        self.hi = np.maximum(self.hi, hi)
+
+    def joined(self, other: "_Moments") -> "_Moments":
+        both = _Moments(len(self.mean))
+        both.merge(self.n, self.mean, self.m2, self.lo, self.hi)
+        both.merge(other.n, other.mean, other.m2, other.lo, other.hi)
+        return both
+
+    def std(self) -> np.ndarray:
+        # a column constant in the data has sd exactly 0, whatever the rounding of
+        # its mean
+        return np.where(self.lo == self.hi, 0.0, np.sqrt(self.m2 / max(self.n, 1)))
+
+    def centre(self) -> np.ndarray:
+        return np.where(self.lo == self.hi, self.lo, self.mean)
+
+
+def _standardize(orig: _Moments, rel: _Moments):
+    """The rules of the module notes: (mean, sd, kept columns) from the moments of the
+    original part and of the release (sd 0 in the original -> pooled sd; constant in
+    both tables, or NaN -> dropped)."""
+    both = orig.joined(rel)
+    pooled = both.std()
+    sd = orig.std()
     keep = pooled > 0
-    return (a[:, keep] - mu[keep]) / sd[keep]
+    return orig.centre()[keep], np.where(sd > 0, sd, pooled)[keep], keep, both
+
+
+class _Design:
+    """The standardized model terms of the stacked rows ``[x; y]`` plus a column of
+    ones (the intercept, last), produced ``CHUNK_ROWS`` rows at a time from the data
+    and never held whole: neither the design matrix nor the z-scored attributes exist
+    beyond one chunk.  Construction makes two chunked passes: the attributes' moments,
+    then the model terms' (original part's mean and sd, pooled sd, extremes)."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, model: str):
+        self.x, self.y, self.n, self.model = x, y, len(x), model
+        self.rows = max(1, min(CHUNK_ROWS, 2 * len(x)))
+        self.exp = column_exponents(x)
+        # pass 1: attributes z-scored with the original's mean and sd
+        m = x.shape[1]
+        moments = (_Moments(m), _Moments(m))
+        self.mu_a = self.sd_a = None
+        self.keep_a = np.ones(m, dtype=bool)
+        for target, _, _, u in self._units():
+            moments[target].add(u)
+        self.mu_a, self.sd_a, self.keep_a, _ = _standardize(*moments)
+        # pass 2: the model terms of those z-scores
+        self.p_all = n_model_terms(int(self.keep_a.sum()), model)
+        self._buf = np.empty((self.rows, self.p_all + 1))
+        moments = (_Moments(self.p_all), _Moments(self.p_all))
+        for target, _, _, z in self._units():
+            t = self._buf[:len(z), :self.p_all]
+            _fill_terms(z, model, t)
+            moments[target].add(t)
+        self.mu, self.sd, self.keep, both = _standardize(*moments)
+        self.all_kept = bool(self.keep.all())
+        self._kept = np.flatnonzero(self.keep)
+        self.p = len(self._kept)
+        # largest |standardized term| over both tables: at a column's minimum or maximum
+        self.max_term = np.maximum(np.abs(both.hi[self.keep] - self.mu),
+                                   np.abs(both.lo[self.keep] - self.mu)) / self.sd
+
+    def _units(self):
+        """``(target, lo, hi, u)``: consecutive row ranges of the stacked table (a chunk
+        never straddles the two tables) with the attributes scaled by powers of two
+        (`sdceval.core.scaling`), then z-scored once the attributes' statistics are
+        known (and only the kept ones)."""
+        for target, (offset, part) in enumerate(((0, self.x), (self.n, self.y))):
+            for lo in range(0, len(part), self.rows):
+                u = to_unit(part[lo:lo + self.rows], self.exp)
+                if self.mu_a is not None:
+                    if not self.keep_a.all():
+                        u = u[:, self.keep_a]
+                    u -= self.mu_a
+                    u /= self.sd_a
+                yield target, offset + lo, offset + lo + len(u), u
+
+    def chunks(self):
+        """``(target, lo, hi, D)``: the design rows ``lo:hi`` of the stacked table, all
+        with the given target (0 original, 1 release); ``D`` (hi - lo, p + 1) is
+        overwritten by the next chunk."""
+        for target, lo, hi, z in self._units():
+            buf = self._buf[:hi - lo]
+            _fill_terms(z, self.model, buf[:, :self.p_all])
+            if self.all_kept:
+                d = buf
+            else:
+                d = np.empty((hi - lo, self.p + 1))
+                d[:, :-1] = buf[:, self._kept]
+            d[:, -1] = 1.0
+            t = d[:, :-1]
+            t -= self.mu
+            t /= self.sd
+            yield target, lo, hi, d
+
+
+# -- the fit: scikit-learn's newton-cholesky solver for the binomial loss, with the
+#    design matrix streamed (same objective, steps, line search and stopping rule) ----
+
+def _log1pexp(r: np.ndarray) -> np.ndarray:
+    """log(1 + exp(r)), piecewise as scikit-learn's binomial loss computes it."""
+    out = np.empty_like(r)
+    a = r <= -37
+    out[a] = np.exp(r[a])
+    b = (r > -37) & (r <= -2)
+    out[b] = np.log1p(np.exp(r[b]))
+    c = (r > -2) & (r <= 18)
+    out[c] = np.log(1.0 + np.exp(r[c]))
+    d = (r > 18) & (r <= 33.3)
+    out[d] = r[d] + np.exp(-r[d])
+    e = r > 33.3
+    out[e] = r[e]
+    return out
+
+
+def _grad_hess_pointwise(target: int, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of the half binomial loss in the raw prediction ``r``
+    (scikit-learn's formulas), all rows with the same ``target``."""
+    g = np.empty_like(r)
+    h = np.empty_like(r)
+    a = r > -37
+    e = np.exp(-r[a])
+    g[a] = ((1 - target) - target * e) / (1 + e)
+    h[a] = e / (1 + e) ** 2
+    e = np.exp(r[~a])
+    g[~a] = e - target
+    h[~a] = e
+    return g, h
+
+
+class _Fit:
+    def __init__(self, design: _Design, ridge: float):
+        self.d = design
+        self.ridge = ridge
+        self.N = 2 * design.n
+
+    def loss(self, raw: np.ndarray, coef: np.ndarray) -> float:
+        """Objective: mean binomial log-loss + ridge/2 ||w||² (intercept free)."""
+        total = 0.0
+        for target, (start, stop) in enumerate(((0, self.d.n), (self.d.n, self.N))):
+            for lo in range(start, stop, 65_536):   # small temporaries
+                r = raw[lo:min(lo + 65_536, stop)]
+                total += _log1pexp(r).sum() - (r.sum() if target else 0.0)
+        w = coef[:-1]
+        return float(total / self.N + 0.5 * self.ridge * (w @ w))
+
+    def predict(self, coef: np.ndarray) -> np.ndarray:
+        raw = np.empty(self.N)
+        for _, lo, hi, d in self.d.chunks():
+            raw[lo:hi] = d @ coef
+        return raw
+
+    def gradient(self, raw, coef, hessian: bool):
+        """Gradient (and Hessian) of the objective at ``coef`` (raw predictions ``raw``)
+        and whether over a quarter of the pointwise Hessians are 0 (scikit-learn's
+        switch to L-BFGS)."""
+        p1 = len(coef)
+        grad = np.zeros(p1)
+        hess = np.zeros((p1, p1)) if hessian else None
+        zeros = 0
+        for target, lo, hi, d in self.d.chunks():
+            g, h = _grad_hess_pointwise(target, raw[lo:hi])
+            g /= self.N
+            h /= self.N
+            zeros += int(np.count_nonzero(h <= 0))
+            grad += d.T @ g
+            if hessian:
+                hess += d.T @ (d * h[:, None])
+        warn = zeros / self.N > 0.25
+        grad[:-1] += self.ridge * coef[:-1]
+        if hessian and self.ridge > 0:
+            hess[np.arange(p1 - 1), np.arange(p1 - 1)] += self.ridge
+        return grad, hess, warn
+
+    def loss_gradient(self, coef):
+        """Objective and gradient at ``coef`` (for L-BFGS)."""
+        raw = self.predict(coef)
+        grad, _, _ = self.gradient(raw, coef, hessian=False)
+        return self.loss(raw, coef), grad
+
+    def solve(self, max_iter: int, tol: float = TOL):
+        """Newton-Cholesky with backtracking line search, L-BFGS as the fallback;
+        returns (coef, raw predictions, gradient, iterations, messages)."""
+        import scipy.linalg
+        import scipy.optimize
+
+        p1 = self.d.p + 1
+        coef = np.zeros(p1)
+        raw = np.zeros(self.N)
+        loss = self.loss(raw, coef)
+        grad, hess, hess_warn = self.gradient(raw, coef, hessian=True)
+        messages: list[str] = []
+        iteration, converged, fallback = 1, False, False
+        beta, sigma = 0.5, 0.00048828125
+        eps = 16 * np.finfo(np.float64).eps
+        while iteration <= max_iter and not converged:
+            if hess_warn:
+                messages.append(
+                    "ConvergenceWarning: The inner solver of NewtonCholeskySolver "
+                    "detected a pointwise hessian with many negative values at "
+                    f"iteration #{iteration}. It will now resort to lbfgs instead.")
+                fallback = True
+                break
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                    step = scipy.linalg.solve(hess, -grad, check_finite=False,
+                                              assume_a="sym")
+            except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning) as e:
+                messages.append(
+                    "LinAlgWarning: The inner solver of NewtonCholeskySolver stumbled "
+                    "upon a singular or very ill-conditioned Hessian matrix at "
+                    f"iteration {iteration}. It will now resort to lbfgs instead.\n"
+                    f"The original Linear Algebra message was:\n{e}")
+                fallback = True
+                break
+            slope = grad @ step
+            if slope > 0:    # not a descent direction
+                fallback = True
+                break
+            # backtracking line search (Armijo; near machine precision, a smaller
+            # sum of |gradient| also accepts the step)
+            raw_step = self.predict(step)
+            t, accepted, abs_grad_old = 1.0, False, -1.0
+            raw_t = np.empty_like(raw)
+            for _ in range(21):
+                coef_t = coef + t * step
+                np.multiply(raw_step, t, out=raw_t)
+                raw_t += raw
+                loss_t = self.loss(raw_t, coef_t)
+                gain = loss_t - loss
+                if gain <= t * sigma * slope:
+                    accepted = True
+                    break
+                if np.abs(gain) <= np.abs(loss * eps):
+                    if abs_grad_old < 0:
+                        abs_grad_old = np.abs(grad).sum()
+                    g_t, _, _ = self.gradient(raw_t, coef_t, hessian=False)
+                    if np.abs(g_t).sum() < abs_grad_old:
+                        accepted = True
+                        break
+                t *= beta
+            del raw_step
+            if not accepted:
+                messages.append(
+                    "ConvergenceWarning: Line search of Newton solver "
+                    f"NewtonCholeskySolver at iteration #{iteration} did not converge "
+                    "after 21 line search refinement iterations. It will now resort to "
+                    "lbfgs instead.")
+                coef = coef_t
+                fallback = True
+                break
+            coef, raw, loss = coef_t, raw_t, loss_t
+            # converged: max |gradient| <= tol at the new point and half the squared
+            # Newton decrement <= tol; the Hessian at the new point is needed only
+            # when the fit goes on
+            decrement_ok = 0.5 * (step @ hess @ step) <= tol
+            grad, hess, hess_warn = self.gradient(raw, coef, hessian=not decrement_ok)
+            converged = decrement_ok and np.abs(grad).max() <= tol
+            if not converged and hess is None:
+                grad, hess, hess_warn = self.gradient(raw, coef, hessian=True)
+            iteration += 1
+        if not converged:
+            if fallback:
+                left = max_iter - iteration
+                res = scipy.optimize.minimize(
+                    self.loss_gradient, coef, method="L-BFGS-B", jac=True,
+                    options={"maxiter": left, "maxls": 50, "gtol": tol,
+                             "ftol": 64 * np.finfo(np.float64).eps})
+                nit = min(res.nit, left)
+                iteration += nit
+                if res.status != 0:
+                    messages.append(
+                        f"ConvergenceWarning: lbfgs failed to converge after {nit} "
+                        f"iteration(s) (status={res.status}):\n{res.message}")
+                coef = res.x
+                raw = self.predict(coef)
+                grad, _, _ = self.gradient(raw, coef, hessian=False)
+            else:
+                messages.append("ConvergenceWarning: Newton solver did not converge "
+                                f"after {iteration - 1} iterations.")
+        return coef, raw, grad, iteration - 1, list(dict.fromkeys(messages))
 
 
 def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
                       ridge: float = 0.01, max_iter: int = 200) -> tuple[np.ndarray, dict]:
     """Fitted P(T = 1) for the stacked rows ``[x; y]`` and fit diagnostics.
 
+    Memory beyond ``x`` and ``y``: a few vectors of 2n floats and one chunk of
+    ``CHUNK_ROWS`` rows of model terms (module notes, "Computation").
+
     Raises `SdcevalError` if a standardized model term exceeds ``MAX_TERM`` (a release
     far outside the original's range)."""
-    # scikit-learn takes ~0.5 s to import: load it only when a score is computed
-    from sklearn.linear_model import LogisticRegression
+    # scipy.linalg loads its own BLAS: a section entered after the import caps it too
+    # (threadpoolctl limits the libraries loaded when a section is entered)
+    import scipy.linalg  # noqa: F401
+    import scipy.optimize  # noqa: F401
+    from scipy.special import expit
 
-    exp = column_exponents(x)
-    x = to_unit(x, exp)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # a release far outside the original's range overflows here: refused below
-        stacked = np.vstack([x, to_unit(y, exp)])
-        z = _scale(stacked, x)
-        terms = model_terms(z, model)
-        terms = _scale(terms, terms[:len(x)])
-    if not np.abs(terms).max(initial=0.0) <= MAX_TERM:
-        raise SdcevalError(
-            f"propensity: some released values lie so far outside the original's range "
-            f"(model terms beyond {MAX_TERM:g} original standard deviations) that the "
-            "logistic fit cannot be computed in float64; is the release in the same units "
-            "as the data set?")
-    target = np.r_[np.zeros(len(x)), np.ones(len(y))]
-    info = {"n_terms": int(terms.shape[1])}
-    if terms.shape[1] == 0:  # every attribute constant in both tables
-        info.update(n_iter=0, warnings=[], gradient=0.0, converged=True)
-        return np.full(len(stacked), 0.5), info
-    c = np.inf if ridge == 0 else 1.0 / (ridge * len(stacked))
-    fit = LogisticRegression(C=c, solver="newton-cholesky", max_iter=max_iter, tol=1e-10)
-    with warnings.catch_warnings(record=True) as caught:
-        # separation/collinearity warnings are expected on masked data; keep them as
-        # diagnostics instead of printing them during a bisection
-        warnings.simplefilter("always")
-        fit.fit(terms, target)
-    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
-    p = fit.predict_proba(terms)[:, 1]
-    # judge convergence by the gradient of the objective, not by solver warnings: a
+    with threads.limited():
+        with np.errstate(over="ignore", invalid="ignore"):
+            # a release far outside the original's range overflows here: refused below
+            design = _Design(x, y, model)
+        if not np.max(design.max_term, initial=0.0) <= MAX_TERM:
+            raise SdcevalError(
+                f"propensity: some released values lie so far outside the original's "
+                f"range (model terms beyond {MAX_TERM:g} original standard deviations) "
+                "that the logistic fit cannot be computed in float64; is the release in "
+                "the same units as the data set?")
+        info = {"n_terms": design.p}
+        if design.p == 0:  # every attribute constant in both tables
+            info.update(n_iter=0, warnings=[], gradient=0.0, converged=True)
+            return np.full(2 * len(x), 0.5), info
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+            # separation/collinearity warnings are expected on masked data; keep them
+            # as diagnostics instead of printing them during a bisection
+            warnings.simplefilter("always")
+            coef, raw, grad, n_iter, messages = _Fit(design, ridge).solve(max_iter)
+    messages = list(dict.fromkeys(
+        messages + [f"{w.category.__name__}: {w.message}" for w in caught]))
+    p = expit(raw, out=raw)
+    # judge convergence by the gradient of the objective, not by solver messages: a
     # start already at the optimum (rank swapping, main effects) makes the Newton line
     # search "fail" harmlessly
-    resid = p - target
-    grad = np.r_[resid.mean(), terms.T @ resid / len(p) + ridge * fit.coef_.ravel()]
-    info.update(n_iter=int(np.max(fit.n_iter_)), warnings=messages,
-                gradient=float(np.abs(grad).max()),
-                converged=bool(np.abs(grad).max() <= 1e-6))
+    gmax = float(np.abs(grad).max())
+    info.update(n_iter=int(n_iter), warnings=messages, gradient=gmax,
+                converged=bool(gmax <= 1e-6))
     return p, info
 
 
