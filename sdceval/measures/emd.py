@@ -35,7 +35,7 @@ Decisions where the paper is ambiguous (SPEC §4)
 * Cluster means are recomputed from the final labels (not taken from the solver's
   centres), so each weight and mean describe exactly the same records.
 * Large tables.  k-means with 10 restarts on every record costs about 25 CPU-seconds
-  per table of 100 000 x 13 and several hundred per table of a million.  Tables of
+  per table of 100 000 x 13 and over 270 per table of a million.  Tables of
   up to ``EXACT_MAX_ROWS`` (100 000) records, every paper data set included, are
   clustered exactly as above.  A larger table is clustered in two steps: k-means
   (``SAMPLE_N_INIT`` = 3 restarts, seeded by ``seed``) on ``SAMPLE_ROWS`` (100 000)
@@ -45,7 +45,9 @@ Decisions where the paper is ambiguous (SPEC §4)
   shares come from all records.  The summary is thus a k-means partition of the
   whole table (a local optimum reached from a good start instead of the best of 10
   restarts), deterministic and independent of row order; a table of 1 000 000 x 13
-  takes ~15 CPU-seconds instead of ~300.  Effect on the value, measured on the
+  takes ~18 CPU-seconds (`benchmarks/bench_measures_scale.py`: 35 s for a distance
+  between two such tables, where the exact path had not finished after 540 CPU-
+  seconds), the sample's fit about half of it.  Effect on the value, measured on the
   synthetic 200 000 x 13 table of `benchmarks/bench_measures_scale.py` (skewed,
   correlated) against its release with noise of 0.5 sd, seeds 0-2: exact 0.0618 /
   0.0655 / 0.0687, two-step 0.0645 / 0.0647 / 0.0692, i.e. +4.2 %, -1.2 %, +0.7 %,
@@ -177,7 +179,8 @@ def _distinct_sorted(a: np.ndarray) -> int:
 def _kmeans_summary(a: np.ndarray, n_clusters: int, seed: int
                     ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """k-means summary of the lexicographically sorted rows ``a``: exact up to
-    ``EXACT_MAX_ROWS`` records, from a seeded sample above (module notes)."""
+    ``EXACT_MAX_ROWS`` records; above, started from a seeded sample's clustering and
+    finished on every record (module notes, "Large tables")."""
     # scikit-learn takes ~0.5 s to import: load it only when a distance is computed
     from sklearn.cluster import KMeans
 
