@@ -28,6 +28,9 @@ from sdceval.experiments.runner import run_experiment  # noqa: E402
 # the workers cannot import this test module: its functions travel by value
 import cloudpickle  # noqa: E402
 
+# an external scheduler and two workers start and stop (~17 s): the full run (CI) has it
+pytestmark = pytest.mark.slow
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 N_WORKERS = 2
