@@ -15,8 +15,9 @@ implementation, n) runs in a fresh subprocess that prints
 
 then the growth exponent log(t2/t1) / log(n2/n1) between consecutive sizes and, with
 ``--impl new,old``, the ratio old / new.  ``old`` is the implementation in git
-revision ``--old-rev`` (default ``HEAD``), loaded from ``git show`` into a temporary
-module; it is skipped when identical to the working tree.  A measurement running
+revision ``--old-rev`` (default ``OLD_REV``: the dense propensity fit and the exact-only
+EMD, before issue 21 item 7), loaded from ``git show`` into a temporary module; it is
+skipped when identical to the working tree.  A measurement running
 longer than ``--timeout`` seconds is stopped and reported as ``>`` (its CPU time so
 far is shown).
 
@@ -36,6 +37,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_ATTRIBUTES = 13
+#: the revision before the streamed propensity and the two-step EMD
+OLD_REV = "fd83170~1"
 
 
 def table(n: int, seed: int = 0):
@@ -165,7 +168,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--measures", default="propensity,emd")
     ap.add_argument("--impl", default="new", help="new, old or new,old")
-    ap.add_argument("--old-rev", default="HEAD")
+    ap.add_argument("--old-rev", default=OLD_REV,
+                    help="git revision of the old implementation (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds per measurement before it is stopped")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)

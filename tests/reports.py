@@ -63,6 +63,27 @@ def _run(args) -> str:
     return buf.getvalue()
 
 
+def shared_reports(tmp_path_factory) -> dict[str, Report]:
+    """`make_reports` once per test session, shared by the pytest-xdist workers (the
+    first makes them under a lock in the session's common temporary folder, the others
+    read its manifest)."""
+    import fcntl
+    import json
+    base = tmp_path_factory.getbasetemp()
+    common = base.parent if base.name.startswith("popen-gw") else base
+    root = common / "sdceval_reports"
+    manifest = root / "manifest.json"
+    with open(common / "sdceval_reports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not manifest.exists():
+            made = make_reports(root)
+            manifest.write_text(json.dumps({k: {"html": str(r.html), "stdout": r.stdout,
+                                                "names": r.names}
+                                            for k, r in made.items()}))
+    return {k: Report(k, Path(v["html"]), v["stdout"], v["names"])
+            for k, v in json.loads(manifest.read_text()).items()}
+
+
 def make_reports(root: Path) -> dict[str, Report]:
     """Run compare, tradeoff, vectors, pbg, lattice search and run into ``root``."""
     from sdceval.core.glossary import display_name

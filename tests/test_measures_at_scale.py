@@ -79,7 +79,7 @@ def test_streamed_fit_equals_dense_computation(model, ridge):
 def test_chunk_boundaries_do_not_matter(monkeypatch, model):
     x, y = pair(n=500, seed=1)
     whole, _ = propensity_scores(x, y, model, 0.01)
-    monkeypatch.setattr(prop, "CHUNK_ROWS", 7)    # chunks straddle the two tables
+    monkeypatch.setattr(prop, "CHUNK_ROWS", 7)    # 500 rows: a short last chunk
     tiny, info = propensity_scores(x, y, model, 0.01)
     np.testing.assert_allclose(tiny, whole, rtol=1e-12, atol=1e-15)
     assert info["n_terms"] == prop.n_model_terms(x.shape[1], model)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from browser import check_page, require_chromium
-from reports import make_reports
+from reports import shared_reports
 
 KINDS = ("compare", "tradeoff", "vectors", "pbg", "lattice", "run")
 
@@ -19,7 +19,7 @@ KINDS = ("compare", "tradeoff", "vectors", "pbg", "lattice", "run")
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     require_chromium()
-    return make_reports(tmp_path_factory.mktemp("browser_reports"))
+    return shared_reports(tmp_path_factory)
 
 
 @pytest.mark.browser

@@ -8,12 +8,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from reports import make_reports, markers
+from reports import markers, shared_reports
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return make_reports(tmp_path_factory.mktemp("reports"))
+    return shared_reports(tmp_path_factory)
 
 
 KINDS = ("compare", "tradeoff", "vectors", "pbg", "lattice", "run")

@@ -133,6 +133,7 @@ def test_an_interrupted_run_resumes_and_ends_as_an_uninterrupted_one(tmp_path, m
         assert list(store.runs()["status"]) == ["interrupted", "done", "done", "done"]
 
 
+@pytest.mark.slow  # two or three runs of the experiment (the in-process resume test stays fast)
 def test_a_changed_job_is_recomputed_and_its_old_files_removed(tmp_path):
     exp = _experiment(tmp_path)
     out = tmp_path / "o"
@@ -202,6 +203,7 @@ def test_the_store_holds_no_record(tmp_path):
         assert f"{v:.2f}".encode() not in blob
 
 
+@pytest.mark.slow  # two or three runs of the experiment (the in-process resume test stays fast)
 def test_run_metadata_and_timings_are_apart_from_results(tmp_path):
     exp = _experiment(tmp_path)
     run_experiment(exp, out=tmp_path / "a")

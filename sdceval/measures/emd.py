@@ -46,16 +46,17 @@ Decisions where the paper is ambiguous (SPEC §4)
   whole table (a local optimum reached from a good start instead of the best of 10
   restarts), deterministic and independent of row order; a table of 1 000 000 x 13
   takes ~18 CPU-seconds (`benchmarks/bench_measures_scale.py`: 35 s for a distance
-  between two such tables, where the exact path had not finished after 540 CPU-
-  seconds), the sample's fit about half of it.  Effect on the value, measured on the
-  synthetic 200 000 x 13 table of `benchmarks/bench_measures_scale.py` (skewed,
-  correlated) against its release with noise of 0.5 sd, seeds 0-2: exact 0.0618 /
-  0.0655 / 0.0687, two-step 0.0645 / 0.0647 / 0.0692, i.e. +4.2 %, -1.2 %, +0.7 %,
-  within the exact path's own spread over k-means seeds (11 %).  (Assigning the
-  records to the sample's centres without the iterations on all records halves the
-  time but gave +12 %, -3 %, +10 %; one restart on the sample instead of three gave
-  +17 %, +4 %, +1 %.)  Lexicographic row order is computed by a stable sort of the
-  first column, with a full lexsort of the tied rows only (the same permutation).
+  between two such tables, 619 CPU-seconds on the exact path), the sample's fit about
+  half of it.  Effect on the value, measured on the synthetic 200 000 x 13 table of
+  `benchmarks/bench_measures_scale.py` (skewed, correlated) against its release with
+  noise of 0.5 sd, seeds 0-2: exact 0.0618 / 0.0655 / 0.0687, two-step 0.0645 /
+  0.0647 / 0.0692, i.e. +4.2 %, -1.2 %, +0.7 %, within the exact path's own spread
+  over k-means seeds (11 %); on its 1 000 000-record table, seed 0: exact 0.0469,
+  two-step 0.0511 (+9 %).  (Assigning the records to the sample's centres without
+  the iterations on all records halves the time but gave +12 %, -3 %, +10 %; one
+  restart on the sample instead of three gave +17 %, +4 %, +1 %.)  Lexicographic row
+  order is computed by a stable sort of the first column, with a full lexsort of the
+  tied rows only (the same permutation).
 * Threads.  k-means runs on scikit-learn's OpenMP pool, which is sized from the thread
   budget (`sdceval.core.threads`) by `threads.limited` around the clustering, entered
   *after* scikit-learn is imported (a pool loaded inside an already-entered section is
