@@ -103,11 +103,13 @@ def fmt(v) -> str:
     return str(v)
 
 
-def header_cell(name: str, css: str = "") -> str:
-    """``<th>``: the display name, its direction words under it, its gloss as title."""
+def header_cell(name: str, css: str = "", label: str | None = None) -> str:
+    """``<th>``: the display name (or ``label``, then without direction words, which the
+    caller's label carries), its direction words under it, its gloss as title."""
     t = term(name)
-    label = t.label if t else str(name)
-    words = f"<small>{esc(t.words)}</small>" if t and t.words else ""
+    words = f"<small>{esc(t.words)}</small>" if label is None and t and t.words else ""
+    if label is None:
+        label = t.label if t else str(name)
     title = f' title="{esc(t.gloss)}"' if t and t.gloss else ""
     cls = f' class="{css}"' if css else ""
     return f"<th{cls}{title}>{esc(label)}{words}</th>"
@@ -121,15 +123,8 @@ def table(df: pd.DataFrame, css: str = "", text_columns: Iterable[str] = (),
     text = set(text_columns) | {c for c in df.columns if df[c].dtype == object
                                 and not all(isinstance(v, (int, float, np.number))
                                             for v in df[c].dropna())}
-    head = []
-    for c in df.columns:
-        if labels and c in labels:
-            t = term(c)
-            title = f' title="{esc(t.gloss)}"' if t and t.gloss else ""
-            css_ = ' class="text"' if c in text else ""
-            head.append(f"<th{css_}{title}>{esc(labels[c])}</th>")
-        else:
-            head.append(header_cell(c, "text" if c in text else ""))
+    head = [header_cell(c, "text" if c in text else "", (labels or {}).get(c))
+            for c in df.columns]
     rows = []
     classes = list(row_css) if row_css is not None else [""] * len(df)
     # a share of the records reads as a percent

@@ -77,10 +77,12 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
+#: the files a run writes from its results when it ends (removed when it starts)
+DERIVED_OUTPUTS = ("results.json", "report.md", "report.html", "risk_curves.png",
+                   "timings.json")
 #: the files a run writes in its folder besides its jobs' ``<key>_*`` files
-FIXED_OUTPUTS = ("results.json", "report.md", "report.html", "risk_curves.png",
-                 "timings.json", "results.sqlite", "results.sqlite-wal",
-                 "results.sqlite-shm")
+FIXED_OUTPUTS = DERIVED_OUTPUTS + ("results.sqlite", "results.sqlite-wal",
+                                   "results.sqlite-shm")
 
 
 def planned_outputs(spec: ExperimentSpec, out) -> tuple[list[Path], list[str]]:
@@ -130,7 +132,8 @@ def check_outputs(spec: ExperimentSpec, out, inputs=()) -> None:
 
 
 def job_spec(job, spec: ExperimentSpec) -> dict:
-    """What a job's result depends on, resolved (`job_hash` hashes it): its kind, its
+    """What a job's result depends on, resolved (its sha256 is the job's key in the
+    results store): its kind, its
     options (the data options replaced by the data set's fingerprint, every option
     naming a file by the file's content), its seed and repeats, sdceval's version."""
     import sdceval
@@ -151,12 +154,6 @@ def job_spec(job, spec: ExperimentSpec) -> dict:
     return {"kind": job.kind, "options": options, "seed": job.seed(spec),
             "repeats": spec.repeats, "data": dataset_fingerprint(open_ref(job.data_ref())),
             "sdceval": sdceval.__version__}
-
-
-def job_hash(job, spec: ExperimentSpec) -> str:
-    """The key of a job in the results store: sha256 of `job_spec`."""
-    from sdceval.core.fingerprint import spec_hash
-    return spec_hash(job_spec(job, spec))
 
 
 def _git_commit() -> str | None:
@@ -210,7 +207,7 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     """Load, validate and run an experiment file; write results and a report.
 
     Every finished job is saved in the output folder's results store
-    (`sdceval.experiments.store`), keyed by `job_hash`; running the same file again
+    (`sdceval.experiments.store`), keyed by the sha256 of its `job_spec`; running the same file again
     reuses each job found there ("resuming: 7 of 12 jobs already done") unless
     ``fresh``.  Every file is written from the results, so a resumed run writes the same
     files as an uninterrupted one; timings go to ``timings.json`` only.
@@ -218,8 +215,6 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     Workers: the file's ``workers`` (or ``workers``) is honoured; a thread budget
     chosen with ``--threads`` / ``SDCEVAL_THREADS`` caps it (processes x threads never
     exceed the budget); the rule is said once in the progress messages."""
-    import time
-
     from sdceval.core import threads
     from sdceval.core.timings import split_timings
     from sdceval.experiments.report import write_report
@@ -231,9 +226,9 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     scheduler = scheduler or spec.scheduler
     kind_name = "dask" if scheduler and not executor else executor or spec.executor
     n_workers = workers or spec.workers
-    plan = [(job, js, None) for job, js in ((j, job_spec(j, spec)) for j in spec.jobs)]
     from sdceval.core.fingerprint import spec_hash
-    plan = [(job, js, spec_hash(js)) for job, js, _ in plan]
+    specs = [(job, job_spec(job, spec)) for job in spec.jobs]
+    plan = [(job, js, spec_hash(js)) for job, js in specs]
     chosen = threads.explicit()
     with threads.raised_to(n_workers if kind_name == "processes" else 1):
         ex = make_executor(kind_name, n_workers, scheduler)
@@ -277,8 +272,7 @@ def _run_jobs(spec, plan, ex, store, out: Path, say, fresh: bool) -> ExperimentR
             f"({store.path.name}; --fresh recomputes them)")
     # derived files of an earlier run go first: rewritten when this run ends, and an
     # interrupted run must not leave a report of other results beside its own
-    for name in ("results.json", "report.md", "report.html", "risk_curves.png",
-                 "timings.json"):
+    for name in DERIVED_OUTPUTS:
         if (out / name).is_file():
             (out / name).unlink()
     result.metadata = run_metadata(spec, ex, plan)
