@@ -179,3 +179,16 @@ def test_propensity_ranking_is_the_papers_for_five_method_seeds(name):
         assert table["bracketed"].all()
         order = list(table.sort_values("rank_propensity")["method"])
         assert order == PAPER_ORDER[name], (seed, table)
+
+
+def test_a_risk_estimated_from_a_sample_of_records_says_so(small, small_comparison):
+    """Large tables are linked on a sample of records (`sdceval.measures._nearest`): the
+    footnotes give its size and the standard error; an exact run has no such note."""
+    assert "estimated from a random sample" not in " ".join(small_comparison.footnotes())
+    comp = compare(small, ["mdav", "noise"], target="mdav:k=3,",
+                   utilities="emd:n_clusters=5", risk_params={"sample": 200},
+                   curves=False)
+    notes = " ".join(comp.footnotes())
+    assert "estimated from a random sample of 200 of the 300 records" in notes
+    assert set(comp.risk_sample) == set(comp.ranked())
+    assert all(s["sampled_records"] == 200 for s in comp.risk_sample.values())

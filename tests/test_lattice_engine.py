@@ -194,7 +194,7 @@ def assert_table_matches(ds, engine, table, levels):
     assert same_partition(rec, record_class)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(small_dataset(), st.booleans())
 def test_class_tables_equal_brute_force_on_every_node(ds, packed):
     engine = NodeEngine(ds, packed=packed)

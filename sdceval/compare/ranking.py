@@ -159,6 +159,9 @@ class Comparison:
     utility_params: dict[str, tuple[str, dict]] = field(default_factory=dict)
     #: method -> "risk" / utility label -> the value at each repeat (`MethodMatch`)
     samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    #: method -> the matched risk's ``details["sample"]`` when it was estimated from a
+    #: sample of records (large tables: `sdceval.measures._nearest`)
+    risk_sample: dict[str, dict] = field(default_factory=dict)
 
     def intervals(self) -> dict[str, dict[str, tuple[float, float]]]:
         """method -> "risk" / utility -> its 95 % interval over the repeats (`interval`;
@@ -243,6 +246,15 @@ class Comparison:
                     "equal risk on one measure is not equal risk on another: at the "
                     f"matched point the {name} ranges from {vals[lo]:.1%} "
                     f"({display_name(lo)}) to {vals[hi]:.1%} ({display_name(hi)}).")
+        if self.risk_sample:
+            s = next(iter(self.risk_sample.values()))
+            se = max(v["standard_error"] for v in self.risk_sample.values())
+            notes.append(
+                f"The risk ({display_name(self.risk_measure)}) is estimated from a random "
+                f"sample of {s['sampled_records']:,} of the {s['records']:,} records, each "
+                "linked against the whole release (the same records for every method at "
+                f"each seed; standard error at most {se:.3g} at the matched points); "
+                "sample=0 links every record, exactly but slowly on large tables.")
         used = [(self.risk_measure, self.risk_params)] + list(self.utility_params.values())
         return notes + fitted_notes(used)
 
@@ -443,6 +455,8 @@ class MethodMatch:
     risks: dict[str, float] = field(default_factory=dict)
     #: per repeat, the matched risk (``"risk"``) and every utility at the matched point
     samples: dict[str, list[float]] = field(default_factory=dict)
+    #: the matched risk's sample of records (its ``details["sample"]``), if it had one
+    risk_sample: dict | None = None
 
 
 def _readings(label: str, m) -> dict[str, float]:
@@ -495,6 +509,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
             det[label] = m.to_dict()
         matched = risk_spec.evaluate(dataset, rel, _reseeded(risk, risk_params, r))
         risk_samples.append(float(matched.value))
+        sampled = matched.details.get("sample") if isinstance(matched.details, dict) else None
         # the matched measure itself: only its readings (its value is the `risk` column)
         measured = [("", matched)]
         measured += [(label, get_measure(name).evaluate(dataset, rel, _reseeded(name, rp, r)))
@@ -506,7 +521,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
                        {u: float(np.mean(v)) for u, v in vals.items()}, det,
                        {k: float(np.mean(v)) for k, v in rvals.items()},
                        {"risk": risk_samples, **{u: [float(x) for x in v]
-                                                 for u, v in vals.items()}})
+                                                 for u, v in vals.items()}}, sampled)
 
 
 def _reseeded(measure: str, params: dict, repeat: int) -> dict:
@@ -558,6 +573,8 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
         curves={mm.result.method: mm.curve for mm in matches},
         measure_details={mm.result.method: mm.details for mm in matches},
         risk_readings={mm.result.method: mm.risks for mm in matches},
+        risk_sample={mm.result.method: mm.risk_sample for mm in matches
+                     if mm.risk_sample and mm.result.bracketed},
         utility_params=dict(utilities),
         samples={mm.result.method: mm.samples for mm in matches})
 

@@ -117,11 +117,12 @@ import weakref
 
 import numpy as np
 
-from sdceval.core import threads
 from sdceval.core.measurement import Measurement
 from sdceval.core.glossary import register_term
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
+from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
+                                       record_sample, sample_summary)
 from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
 
 register_term("reidentification_rate", "re-identification rate (nearest record)",
@@ -190,6 +191,18 @@ class OriginalScale:
             self.values.append(v)
             self.mid_ranks.append(np.cumsum(c) - (c - 1) / 2.0)
 
+    @classmethod
+    def from_counts(cls, values: list, counts: list) -> "OriginalScale":
+        """The scale from each attribute's sorted distinct values and their counts
+        (what a table read in parts gives: `sdceval.experiments.partitioned`), without
+        the records' own ranks (``ranks`` is None): rank the records with `rank`,
+        which gives an original value exactly its mid-rank."""
+        self = cls.__new__(cls)
+        self.ranks = None
+        self.values = [np.asarray(v, dtype=np.float64) for v in values]
+        self.mid_ranks = [np.cumsum(c) - (np.asarray(c) - 1) / 2.0 for c in counts]
+        return self
+
     @property
     def shape(self) -> tuple[int, int]:
         return self.ranks.shape
@@ -257,7 +270,27 @@ def aggregate_distances(d: np.ndarray, how: str) -> float:
     return float(np.log1p(np.mean(d)))
 
 
-def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sample_details(dist: np.ndarray, hits: np.ndarray, aggregate: str, divisor: float,
+                    n: int, seed: int) -> dict:
+    """Standard errors of the estimates from a sample of records: the aggregate's
+    (``log(1 + mean d)`` by the delta method, ``se(mean d) / (1 + mean d)``) and the
+    re-identification rate's."""
+    if aggregate == "log_mean":
+        est = sample_summary(dist, n)
+        se = est["standard_error"] / (1.0 + est["estimate"]) / divisor
+        value = float(np.log1p(est["estimate"])) / divisor
+    else:
+        est = sample_summary((np.log1p(dist) if aggregate == "mean_log1p" else dist)
+                             / divisor, n)
+        se, value = est["standard_error"], est["estimate"]
+    rate = sample_summary(hits, n)
+    return {"sampled_records": len(dist), "records": n, "seed": seed,
+            "standard_error": se, "ci95": [value - 1.959964 * se, value + 1.959964 * se],
+            "reidentification_rate_se": rate["standard_error"]}
+
+
+def link(rx: np.ndarray, ry: np.ndarray, rows: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Link every row of ``rx`` to its nearest row of ``ry`` (Euclidean).
 
     ``rx`` and ``ry`` should be raw ranks.  The original's mid-ranks are multiples of
@@ -270,40 +303,43 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     ``(8 + 2m) · eps · (d + max_j |rx_j|)`` (m attributes; about 1e-11 ranks at
     n = 10^4), far below any real difference between two released rows.
 
+    ``rows``: the records the rows of ``rx`` are (their own released rows in ``ry``);
+    default ``rx`` is every record, row ``i`` record ``i``.
+
     Returns
     -------
-    distance : (n,) float
+    distance : (len(rx),) float
         ``d(x_i, Y)``.
-    correct : (n,) bool
+    correct : (len(rx),) bool
         Release row ``i`` is among the nearest rows of record ``i`` (up to rounding).
-    ties : (n,) int
+    ties : (len(rx),) int
         Number of release rows at the minimum distance, for the correct records
         (1 elsewhere).
     """
     # identical released rows (MDAV groups) become one tree point with a multiplicity,
     # so ties cost nothing and a release of n equal rows is not an O(n²) ball count
-    from scipy.spatial import cKDTree
     uy, counts = np.unique(ry, axis=0, return_counts=True)
-    tree = cKDTree(uy)
-    dist, nearest = tree.query(rx, k=1, workers=threads.workers())
+    index = NearestIndex(uy)
+    dist, nearest = index.nearest(rx)
     slack = (8 + 2 * rx.shape[1]) * np.finfo(np.float64).eps
     radius = dist + slack * (dist + np.abs(rx).max(axis=1))
-    own = np.sqrt(((rx - ry) ** 2).sum(axis=1))
+    own_rows = ry if rows is None else ry[rows]
+    own = np.sqrt(((rx - own_rows) ** 2).sum(axis=1))
     correct = own <= radius
     ties = np.ones(len(rx), dtype=np.int64)
     idx = np.flatnonzero(correct)
     if len(idx):
-        # ties are only needed for correct links; a ball of the minimal radius is cheap
-        n_distinct = tree.query_ball_point(rx[idx], radius[idx], workers=threads.workers(),
-                                           return_length=True)
+        # ties are only needed for correct links (few, unless the release is close to
+        # a copy): the distinct points in a ball of the minimal radius around each
+        n_distinct = index.count_within(rx[idx], radius[idx])
         one = n_distinct <= 1
         ties[idx[one]] = counts[nearest[idx[one]]]
         hard = idx[~one]  # distinct released rows at the same distance: rare
         if len(hard):
-            hits = tree.query_ball_point(rx[hard], radius[hard], workers=threads.workers())
+            hits = index.within(rx[hard], radius[hard])
             lens = np.fromiter(map(len, hits), dtype=np.int64, count=len(hits))
-            flat = np.concatenate(hits).astype(np.int64)
-            ties[hard] = np.add.reduceat(counts[flat], np.r_[0, np.cumsum(lens)[:-1]])
+            ties[hard] = np.add.reduceat(counts[np.concatenate(hits)],
+                                         np.r_[0, np.cumsum(lens)[:-1]])
     return dist, correct, ties
 
 
@@ -326,14 +362,15 @@ def link(rx: np.ndarray, ry: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
               description="spec: the aggregate as SPEC §4 defines it (MDAV k=5: 5.84 "
                           "Census, 6.33 EIA); fitted_per_attribute: divided by the number "
                           "of attributes, a scale FITTED to land on the paper's printed "
-                          "0.45 / 0.58, not read from its text")],
+                          "0.45 / 0.58, not read from its text"),
+        SAMPLE_PARAM, SEED_PARAM],
     description="record-linkage risk (Domingo-Ferrer et al. §4): each original record "
                 "linked to the nearest released record in Euclidean rank distance, "
                 "released values ranked on the original's scale; "
                 "value = aggregate of the distances (smaller = more risk)")
 def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
-                 rank_scale: str = "raw", ranks: str = "original", scale: str = "spec"
-                 ) -> Measurement:
+                 rank_scale: str = "raw", ranks: str = "original", scale: str = "spec",
+                 sample: int = SAMPLE, seed: int = 0) -> Measurement:
     """Rank-distance linkage risk ``R(X, Y)`` (see the module notes for the choices).
 
     Parameters
@@ -348,6 +385,13 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
     scale : {"spec", "fitted_per_attribute"}
         ``"fitted_per_attribute"`` divides the aggregate by the number of numeric
         attributes ``m``, a scale fitted to the paper's printed levels (module notes).
+    sample, seed : int
+        Tables of more than ``sample`` records (default 50 000; 0 = never) are linked
+        on a simple random sample of ``sample`` records (drawn with ``seed``, the same
+        for every release), each against the whole release: the value and the rates
+        are then estimates (``details["sample"]``: standard errors, 95 % intervals) and
+        ``per_record`` is NaN for the records not linked
+        (`sdceval.measures._nearest`).
 
     Returns
     -------
@@ -367,7 +411,9 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
         rx, ry = scale_x.ranks, scale_x.rank(y)  # both on the original's scale (SPEC §4)
     else:  # the paper's reading: each released attribute ranked among itself
         rx, ry = scale_x.ranks, rank_matrix(y)
-    dist, correct, ties = link(rx, ry)  # on raw ranks: exact ties, then rescale
+    rows = record_sample(len(x), sample, seed)
+    # on raw ranks: exact ties, then rescale
+    dist, correct, ties = link(rx if rows is None else rx[rows], ry, rows)
     unit = 1.0 / len(x) if rank_scale == "fraction" else 1.0
     dist = dist * unit
     m = x.shape[1]
@@ -401,5 +447,11 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
         "n_attributes": m,
         "readings": readings,
     }
-    return Measurement("linkage_risk", aggregates[aggregate], per_record=dist,
+    per_record = dist
+    if rows is not None:
+        details["sample"] = _sample_details(dist, correct / ties, aggregate,
+                                            divisors[scale], len(x), seed)
+        per_record = np.full(len(x), np.nan)
+        per_record[rows] = dist
+    return Measurement("linkage_risk", aggregates[aggregate], per_record=per_record,
                        details=details)

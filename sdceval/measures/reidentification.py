@@ -100,11 +100,16 @@ compatible with group ``g`` (`sdceval.measures._compatibility`, which holds this
 machinery; the bitset test's pairs are kept for the second reading when they fit).
 *Numeric values* (perturbative, external): identical released rows are one point with a
 multiplicity (MDAV publishes k duplicates); within each group of equal exactly-published
-values, a KD-tree (`scipy.spatial.cKDTree`, ``workers`` = the thread budget) gives the
-minimal distance and counts the points within the tie radius; lists only where several
-distinct points tie; groups of at most `SMALL` points are searched by a vectorized brute
+values, a KD-tree (`sdceval.measures._nearest.NearestIndex`, ``workers`` = the thread
+budget, queried in space order) gives the two nearest points, and lists the points
+within the tie radius only where the second is within it; groups of at most `SMALL` points are searched by a vectorized brute
 force in chunks; ``m_j`` is the number of records in the row's group.  Sums over ``C_i``
 (weights, sensitive matches) are range counts in sorted ``(source, code)`` keys.
+Above ``sample`` records (default 50 000), a release with published numeric values is
+linked on a random sample of the records, each against every released row, and the
+value is the sample's estimate with its standard error (`sdceval.measures._nearest`:
+exact nearest-neighbour search grows like ``n^1.5`` and more on data of many
+dimensions); cells are linked exactly at any size.
 """
 from __future__ import annotations
 
@@ -113,7 +118,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
@@ -121,6 +125,8 @@ from sdceval.core.release import KINDS, Release
 from sdceval.measures._compatibility import CHUNK, Pairs, row_weights
 from sdceval.measures._compatibility import batches as _batches, combine as _combine
 from sdceval.measures._compatibility import expand as _expand, first as _first
+from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
+                                       record_sample, sample_summary)
 
 TIE = 1e-12       # relative tolerance of "at the minimal distance"
 SMALL = 64        # equality groups with at most this many distinct points: brute force
@@ -316,7 +322,8 @@ class Links:
     """Per record: ``count`` = ``|C_i|``; ``size`` = ``Σ_{j∈C_i} w_j``; ``own`` =
     ``i ∈ C_i``; ``own_weight`` = ``w_i`` if ``i ∈ C_i`` else 0; ``T`` =
     ``Σ_{j∈C_i} w_j P_j(s_i)`` (None without a sensitive view); ``w_j`` = 1 for the
-    uniform intruder, ``1/m_j`` for the weighting one; ``info``: details."""
+    uniform intruder, ``1/m_j`` for the weighting one; ``info``: details; ``rows``: the
+    records linked when they are a sample (the others have ``count`` 0), else None."""
 
     count: np.ndarray
     size: np.ndarray
@@ -324,6 +331,7 @@ class Links:
     own_weight: np.ndarray
     T: np.ndarray | None
     info: dict
+    rows: np.ndarray | None = None
 
 
 def _cell_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool):
@@ -367,19 +375,14 @@ def _cell_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool):
 # -- numeric values --------------------------------------------------------------------
 def _tree_links(points: np.ndarray, ids: np.ndarray, q: np.ndarray):
     """(query index, unit id) of the points at the minimal distance from each query."""
-    from scipy.spatial import cKDTree   # imported here: scipy is slow to import
-    workers = threads.workers()
-    tree = cKDTree(points)
-    dist, nearest = tree.query(q, k=1, workers=workers)
-    radius = dist * (1 + TIE)
-    count = tree.query_ball_point(q, radius, workers=workers, return_length=True)
-    one = np.flatnonzero(count <= 1)
-    rows, units = [one], [ids[nearest[one]]]
-    hard = np.flatnonzero(count > 1)   # distinct points at the same distance: rare
-    if len(hard):
-        hits = tree.query_ball_point(q[hard], radius[hard], workers=workers)
-        rows.append(np.repeat(hard, np.fromiter(map(len, hits), np.int64, len(hits))))
-        units.append(ids[np.concatenate(hits).astype(np.int64)])
+    dist, nearest, tied, hits = NearestIndex(points).nearest_ties(
+        q, lambda d: d * (1 + TIE))
+    one = np.ones(len(q), dtype=bool)
+    one[tied] = False
+    rows, units = [np.flatnonzero(one)], [ids[nearest[one]]]
+    if len(tied):   # distinct points at the same distance: rare
+        rows.append(np.repeat(tied, np.fromiter(map(len, hits), np.int64, len(hits))))
+        units.append(ids[np.concatenate(hits)])
     return np.concatenate(rows), np.concatenate(units)
 
 
@@ -396,7 +399,8 @@ def _brute_links(xs, recs, starts, counts, order, points):
         yield recs[sl][owner[near]], v[near]
 
 
-def _distance_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool):
+def _distance_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool,
+                    rows: np.ndarray | None = None):
     if not (L.lo == L.hi).all():
         raise SdcevalError(
             "a release with both generalized cells and published numeric attributes is not "
@@ -414,7 +418,7 @@ def _distance_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool):
     order = np.argsort(vg, kind="stable")
     vstart = np.searchsorted(vg[order], np.arange(n_groups))
     vcount = np.bincount(vg, minlength=n_groups)
-    recs = np.flatnonzero(present[rec_g])
+    recs = np.flatnonzero(present[rec_g]) if rows is None else rows[present[rec_g[rows]]]
     recs = recs[np.argsort(rec_g[recs], kind="stable")]
     rg = rec_g[recs]
     found = []
@@ -456,14 +460,36 @@ def _check_intruder(intruder: str) -> None:
 
 
 def links(dataset, release: Release, sens: Sensitive | None = None,
-          intruder: str = "weighted") -> Links:
-    """The sums over every record's ``C_i`` for the given intruder (module notes)."""
+          intruder: str = "weighted", sample: int = 0, seed: int = 0) -> Links:
+    """The sums over every record's ``C_i`` for the given intruder (module notes).
+
+    Where published numeric values make it a nearest-neighbour search, a table of more
+    than ``sample`` records (``sample`` > 0) is linked on a random sample of them
+    (`sdceval.measures._nearest.record_sample`); cells are always linked exactly."""
     _check_intruder(intruder)
     L = linkage_attributes(dataset, release)
-    run = _cell_links if L.xs is None else _distance_links
-    out = run(L, sens, dataset.n, intruder == "weighted")
+    if L.xs is None:
+        out = _cell_links(L, sens, dataset.n, intruder == "weighted")
+    else:
+        rows = record_sample(dataset.n, sample, seed)
+        out = _distance_links(L, sens, dataset.n, intruder == "weighted", rows)
+        out.rows = rows
     out.info = {"linkage_attributes": L.how, "intruder": intruder, **out.info}
     return out
+
+
+def _estimate(name: str, per: np.ndarray, rows: np.ndarray | None, n: int, seed: int,
+              details: dict) -> Measurement:
+    """The measurement from per-record values: their mean over every record, or, on a
+    sample of records, its estimate (``details["sample"]``) with NaN for the others."""
+    if rows is None:
+        return Measurement(name, float(per.mean()), per, details=details)
+    est = sample_summary(per[rows], n)
+    details["sample"] = {**{k: est[k] for k in ("sampled_records", "records",
+                                                "standard_error", "ci95")}, "seed": seed}
+    full = np.full(n, np.nan)
+    full[rows] = per[rows]
+    return Measurement(name, est["estimate"], full, details=details)
 
 
 # -- the measures ------------------------------------------------------------------------
@@ -477,14 +503,14 @@ INTRUDER = Param(
 @register_measure(
     "reidentification", category="risk", direction="lower_is_better", kinds=KINDS,
     label="re-identification rate", unit="share of records",
-    params=[INTRUDER],
+    params=[INTRUDER, SAMPLE_PARAM, SEED_PARAM],
     description="re-identification on every release (SPEC §4): per record the probability "
                 "that an intruder picking among C_i, the compatible released records "
                 "nearest to it on the published linkage attributes (row j weighted by "
                 "1/m_j, m_j the records it fits; intruder=uniform: 1/|C_i|), picks its "
                 "own; value = expected share of records re-identified")
-def reidentification(dataset, release: Release, *, intruder: str = "weighted"
-                     ) -> Measurement:
+def reidentification(dataset, release: Release, *, intruder: str = "weighted",
+                     sample: int = SAMPLE, seed: int = 0) -> Measurement:
     """Re-identification risk ``mean_i 1[i ∈ C_i] w_i / Σ_{j∈C_i} w_j`` (SPEC §4,
     module notes): ``w_j = 1/m_j`` (``intruder="weighted"``, the default: ``m_j`` the
     original records compatible with row ``j``) or 1 (``"uniform"``: ``1/|C_i|``,
@@ -502,15 +528,20 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted"
         ``C_i = {i}``), ``reidentified_any`` (share with ``i ∈ C_i``),
         ``mean_candidates`` (mean ``|C_i|``), ``no_candidates`` (records with no
         compatible row), ``linkage_attributes`` (how each published attribute is
-        compared), ``compatibility`` (the algorithm used) and sizes.
+        compared), ``compatibility`` (the algorithm used) and sizes; on a sample of
+        records (``sample``: published numeric values, more than ``sample`` records)
+        these are over the sample, ``sample`` gives the value's standard error and
+        95 % interval, and ``per_record`` is NaN for the records not linked.
     """
-    lk = links(dataset, release, intruder=intruder)
+    lk = links(dataset, release, intruder=intruder, sample=sample, seed=seed)
     per = np.divide(lk.own_weight, lk.size, out=np.zeros(dataset.n), where=lk.own)
-    details = {"unique_reidentifications": float(np.mean(lk.own & (lk.count == 1))),
-               "reidentified_any": float(np.mean(lk.own)),
-               "mean_candidates": float(np.mean(lk.count)),
-               "no_candidates": int(np.sum(lk.count == 0)), **lk.info}
-    return Measurement("reidentification", float(per.mean()), per, details=details)
+    on = slice(None) if lk.rows is None else lk.rows
+    own, count = lk.own[on], lk.count[on]
+    details = {"unique_reidentifications": float(np.mean(own & (count == 1))),
+               "reidentified_any": float(np.mean(own)),
+               "mean_candidates": float(np.mean(count)),
+               "no_candidates": int(np.sum(count == 0)), **lk.info}
+    return _estimate("reidentification", per, lk.rows, dataset.n, seed, details)
 
 
 @register_measure(
@@ -520,13 +551,14 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted"
     params=[Param("tol", float, 0.05, low=0.0, high=1.0, unit="fraction of the range",
                   description="a numeric sensitive value matches within tol x the "
                               "original's range (max - min)"),
-            INTRUDER],
+            INTRUDER, SAMPLE_PARAM, SEED_PARAM],
     description="attribute inference on every release (SPEC §4): per record P(the "
                 "sensitive value read from a pick among the nearest compatible released "
                 "records, weighted as in reidentification, matches) minus its share in "
                 "the table; value = mean gain")
 def attribute_inference(dataset, release: Release, *, tol: float = 0.05,
-                        intruder: str = "weighted") -> Measurement:
+                        intruder: str = "weighted", sample: int = SAMPLE, seed: int = 0
+                        ) -> Measurement:
     """Attribute-inference gain ``mean_i [Σ_{j∈C_i} w_j P_j(s_i) / Σ_{j∈C_i} w_j −
     Q(s_i)]`` (SPEC §4, module notes), ``w_j`` as in `reidentification` (``1/m_j`` by
     default, 1 for ``intruder="uniform"``: SPEC's uniform pick).
@@ -553,11 +585,12 @@ def attribute_inference(dataset, release: Release, *, tol: float = 0.05,
             "sensitive_published": False, "tol": tol, "intruder": intruder,
             "note": "the release does not publish the sensitive attribute: the intruder "
                     "learns nothing from it (0 for every record)"})
-    lk = links(dataset, release, sens, intruder=intruder)
+    lk = links(dataset, release, sens, intruder=intruder, sample=sample, seed=seed)
     posterior = np.divide(lk.T, lk.size, out=sens.base.astype(np.float64).copy(),
                           where=lk.count > 0)
     per = posterior - sens.base
-    details = {"sensitive_published": True, "mean_posterior": float(posterior.mean()),
-               "mean_baseline": float(sens.base.mean()), "tol": tol,
+    on = slice(None) if lk.rows is None else lk.rows
+    details = {"sensitive_published": True, "mean_posterior": float(posterior[on].mean()),
+               "mean_baseline": float(sens.base[on].mean()), "tol": tol,
                "numeric_sensitive": sens.numeric, **lk.info}
-    return Measurement("attribute_inference", float(per.mean()), per, details=details)
+    return _estimate("attribute_inference", per, lk.rows, dataset.n, seed, details)

@@ -113,7 +113,11 @@ class _View:
                 self.dataset.hierarchy(col).n_leaves)
 
     def measure(self, name: str) -> np.ndarray:
-        m = get_measure(name).evaluate(self.dataset, self.release)
+        spec = get_measure(name)
+        # a property vector needs every record's value, never the sample that the
+        # nearest-neighbour measures link large tables on
+        params = {"sample": 0} if any(p.name == "sample" for p in spec.params) else {}
+        m = spec.evaluate(self.dataset, self.release, params)
         if m.per_record is None:
             raise SdcevalError(f"property {name!r}: measure {name!r} has no per-record "
                                f"vector on a {self.release.kind} release; properties: "
