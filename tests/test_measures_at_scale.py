@@ -1,7 +1,8 @@
-"""propensity and emd on large tables (issue 21 item 7): the streamed propensity fit
-equals the dense computation, chunk boundaries do not matter, memory grows with the
-attributes and not with the model terms; emd keeps to the thread budget and switches
-to its sampled k-means summary above ``EXACT_MAX_ROWS``."""
+"""propensity, emd and query_error on large tables (issue 21 item 7): the streamed
+propensity fit equals the dense computation, chunk boundaries do not matter, memory
+grows with the attributes and not with the model terms; emd keeps to the thread budget
+and switches to its sampled k-means summary above ``EXACT_MAX_ROWS``; query_error's
+actual counts do not depend on their blocks and hold no (queries x records) matrix."""
 import json
 import subprocess
 import sys
@@ -254,3 +255,96 @@ def test_lexicographic_order_is_lexsort():
             a = np.vstack([a, a[: n // 2]])
         np.testing.assert_array_equal(emd_module._lexicographic_order(a),
                                       np.lexsort(a.T[::-1]))
+
+
+# -- query_error's workload: actual counts grouped, in bounded blocks ------------------------
+def query_data(n, seed=0):
+    """A mixed table: 4 QIs (age with intervals, a 300-value code, sex, 16 values) and a
+    14-valued sensitive attribute."""
+    from sdceval import Hierarchy
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "age": np.clip(rng.normal(40, 13, n).round(), 17, 90).astype(int),
+        "zip": pd.Categorical.from_codes(rng.integers(0, 300, n),
+                                         [f"z{i:03d}" for i in range(300)]),
+        "sex": rng.choice(["F", "M"], n),
+        "edu": pd.Categorical.from_codes(rng.integers(0, 16, n),
+                                         [f"e{i:02d}" for i in range(16)]),
+        "occ": pd.Categorical.from_codes(rng.integers(0, 14, n),
+                                         [f"o{i:02d}" for i in range(14)]),
+    })
+    hier = {"age": Hierarchy.intervals(range(17, 91), [5, 10, 20, 40], name="age")}
+    schema = Schema.from_roles(frame, qi=["age", "zip", "sex", "edu"], sensitive="occ",
+                               hierarchies=hier)
+    return Dataset(frame, schema, name=f"queries-{n}")
+
+
+def test_query_blocks_do_not_matter(monkeypatch):
+    from sdceval.measures import queries
+    ds = query_data(3000, seed=1)
+    whole = queries.random_queries(ds, n_queries=300).actual
+    # 50 elements: a few queries per block, groups of a value cut into chunks of 50
+    monkeypatch.setattr(queries, "_BLOCK", 50)
+    queries._QUERIES.clear()
+    assert np.array_equal(queries.random_queries(ds, n_queries=300).actual, whole)
+
+
+def test_query_workload_memory_does_not_grow_with_queries_times_records():
+    # 100 000 records, 1000 queries: grouping holds a few arrays of n (0.8 MB each) and
+    # one (queries x groups) boolean block (13 MB peak); the reconstruction it replaced
+    # held (queries x distinct records) float weights in 32 MB blocks (159 MB peak)
+    from sdceval.measures import queries
+    ds = query_data(100_000)
+    for c in ds.schema.qis + [ds.schema.sensitive]:
+        ds.codes(c)                                  # the data set's, computed once
+    tracemalloc.start()
+    try:
+        qs = queries.random_queries(ds)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 30e6, peak
+    assert (qs.actual > 0).all()
+
+
+# -- privacy checks: classes from the release's O(n) index ---------------------------------
+def test_privacy_checks_equal_the_sorted_renumbering(monkeypatch):
+    # the checks number classes by Release.class_index instead of sorting the ids in
+    # class_counts: the same numbering (sorted ids), so every value, per-record level
+    # and detail is the one computed before; ids sparse and far apart take
+    # class_index's fallback
+    import dataclasses
+
+    from privacy_data import synthetic
+
+    from sdceval import privacy
+    ds = synthetic(n=600, seed=3)
+    releases = [sdceval.anonymize(ds, "generalization", levels="3,1,1,0",
+                                  max_suppression=0.05),
+                sdceval.anonymize(ds, "mondrian", k=8),
+                sdceval.anonymize(ds, "bucketization", models=["l=2"])]
+    gen = releases[0]
+    assert gen.suppressed.any()
+    ids = np.random.default_rng(0).permutation(gen.classes.max() + 1) * 7 + 3
+    releases += [dataclasses.replace(gen, classes=ids[gen.classes]),
+                 dataclasses.replace(gen, classes=ids[gen.classes] * 10**12)]
+    checks = [cls.check_name for cls in privacy.MODELS.values()]
+    assert {"k_anonymity", "l_diversity", "t_closeness"} <= set(checks)
+
+    def run():
+        out = []
+        for rel in releases:
+            for name in checks:
+                spec = sdceval.get_measure(name)
+                threshold = spec.params[0]
+                for params in ({}, {threshold.name: 2}, {"include_suppressed": True}):
+                    out.append(spec.evaluate(ds, rel, params))
+        return out
+    now = run()
+    # the computation before: class_counts renumbering the raw ids by np.unique
+    monkeypatch.setattr(Release, "class_index", lambda self: (self.classes, None))
+    before = run()
+    for a, b in zip(now, before, strict=True):
+        assert a.value == b.value or (np.isnan(a.value) and np.isnan(b.value))
+        np.testing.assert_array_equal(a.per_record, b.per_record)
+        assert a.details == b.details

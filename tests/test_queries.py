@@ -168,3 +168,58 @@ def test_qd_defaults_to_min_4_and_the_number_of_qis(ds):
 def test_explicit_qd_above_the_number_of_qis_is_still_an_error(ds):
     with pytest.raises(SdcevalError, match="qd=5 must be between 1 and the number of"):
         sdceval.evaluate(ds, identity_release(ds), "query_error", qd=5)
+
+
+# -- actual counts: grouped and exact (issue 21 item 7) ----------------------------------
+def numeric_ds(sensitive: bool = True, seed: int = 2):
+    """QIs, numeric attributes with ties (published values) and, optionally, a
+    sensitive attribute with a value no record has."""
+    rng = np.random.default_rng(seed)
+    n = 500
+    frame = pd.DataFrame({
+        "age": rng.integers(20, 60, n),
+        "color": rng.choice(["red", "yellow", "green", "blue", "black"], n),
+        "income": np.round(rng.lognormal(3, 0.5, n)),
+        "spend": rng.normal(50, 10, n),
+        "s": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+    })
+    hier = {"age": Hierarchy.intervals(range(20, 60), [5, 10, 20], name="age"),
+            "color": COLOR, "s": Hierarchy.flat(["a", "b", "c", "d"], name="s")}
+    schema = Schema.from_roles(frame, qi=["age", "color"], numeric=["income", "spend"],
+                               sensitive="s" if sensitive else None,
+                               hierarchies=hier if sensitive else
+                               {k: v for k, v in hier.items() if k != "s"})
+    return Dataset(frame, schema, name=f"numeric-{sensitive}")
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(qd=1, sel=0.3, seed=2),
+                                dict(qd=3, sel=0.2, seed=1, selectivity="per_qi"),
+                                dict(n_queries=300, qd=2, sel=0.5, seed=4)])
+@pytest.mark.parametrize("which", ["qis", "numeric", "numeric_no_sensitive"])
+def test_actual_counts_equal_the_reconstruction_of_the_original(ds, which, kw):
+    # the grouped exact count (original_counts) against the computation it replaced:
+    # the uniform-assumption reconstruction of the original, rounded
+    from sdceval.measures.queries import (CountQueries, original_release,
+                                          reconstructed_counts)
+    data = {"qis": ds, "numeric": numeric_ds(),
+            "numeric_no_sensitive": numeric_ds(sensitive=False)}[which]
+    qs = random_queries(data, **kw)
+    zero = CountQueries(qs.predicates, qs.sensitive, np.zeros(len(qs)))
+    before = np.rint(reconstructed_counts(data, original_release(data), zero))
+    assert qs.actual.dtype == before.dtype and np.array_equal(qs.actual, before)
+    assert qs.actual.sum() > 0
+
+
+def test_group_ids_renumber_before_the_key_overflows():
+    from sdceval.measures.queries import _group_ids
+    rng = np.random.default_rng(0)
+    # 6 columns of up to 10**4 codes: the mixed-radix key (10**24) needs renumbering
+    cols = [rng.integers(0, 3, 2000) * 5000 + rng.integers(0, 2, 2000) for _ in range(6)]
+    for c in cols:
+        c[0] = 9999
+    ids, n_groups = _group_ids(cols, 2000)
+    _, ref = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+    assert n_groups == ref.max() + 1
+    # the same partition: one reference group per id and one id per reference group
+    pairs = np.unique(np.stack([ids, ref.ravel()], axis=1), axis=0)
+    assert len(pairs) == n_groups

@@ -59,7 +59,10 @@ def _check(dataset, release, model: privacy.PrivacyModel, who: str,
         Q = privacy.table_distribution(dataset.codes(sens), S)
     else:
         S, codes, Q = 1, np.zeros(dataset.n, dtype=np.int64), np.ones(1)
-    counts, inverse = privacy.class_counts(release.classes, codes, S)
+    # the release's class index (sorted order of the ids, as class_counts numbers
+    # them) is O(n) and shared by every check and class measure of the release
+    classes, n_classes = release.class_index()
+    counts, inverse = privacy.class_counts(classes, codes, S, n_classes)
     values = model.value(counts, Q)
     ok = model.satisfied(counts, Q)
     per_record = values[inverse]

@@ -37,6 +37,7 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release, require
+from sdceval.measures._compatibility import combine, first
 from sdceval.measures.attribute_disclosure import class_sensitive_counts
 from sdceval.core.divergence import js_divergence, normalize
 
@@ -328,6 +329,28 @@ class Predicates:
         return len(self.select)
 
 
+def _sorted_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` by hashing (linear in n) and sorting
+    only the distinct values: on 10 M records the sort of every value dominated."""
+    codes, uniq = pd.factorize(np.asarray(values).ravel(), use_na_sentinel=False)
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return np.asarray(uniq)[order], rank[codes]
+
+
+def _sorted_rows(cols: list, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)`` (the distinct
+    rows in lexicographic order and each row's index among them) by hashing: the
+    distinct rows are sorted, not the n rows (n x k void sort: ~50 s on 10 M)."""
+    gid, count = combine(cols, n)
+    rows = np.stack(cols, axis=1)[first(gid, count)]
+    order = np.lexsort(rows.T[::-1])
+    rank = np.empty(count, dtype=np.int64)
+    rank[order] = np.arange(count)
+    return rows[order], rank[gid]
+
+
 class UniformEstimator:
     """Reconstructs sensitive counts of predicates from a release (Li & Li §4.2), for
     every kind of release.
@@ -373,22 +396,21 @@ class UniformEstimator:
                     raise SdcevalError(
                         f"{who}: column {c!r} is published as numbers but its hierarchy "
                         "is not numeric; give it a numeric (interval) hierarchy")
-                key, inv = np.unique(how[1], return_inverse=True)
+                key, inv = _sorted_ids(how[1])
                 self.cell_lo.append(None)
                 self.cell_hi.append(None)
                 self.cell_value.append(key)
                 cell_ids.append(inv.ravel())
                 continue
             lo, hi = how[1], how[2]
-            key, inv = np.unique(lo * (hi.max() + 1) + hi, return_inverse=True)
+            key, inv = _sorted_ids(lo * (hi.max() + 1) + hi)
             first = np.zeros(len(key), dtype=np.int64)
             first[inv] = np.arange(n)
             self.cell_lo.append(lo[first])
             self.cell_hi.append(hi[first])
             self.cell_value.append(None)
             cell_ids.append(inv.ravel())
-        groups, g = np.unique(np.stack(cell_ids, axis=1), axis=0, return_inverse=True)
-        g = g.ravel()
+        groups, g = _sorted_rows(cell_ids, n)
         self.group_cell = [groups[:, a] for a in range(len(columns))]
         self.n_groups = len(groups)
         if release.kind == "bucketized":
