@@ -121,6 +121,7 @@ from sdceval.core.measurement import Measurement
 from sdceval.core.glossary import register_term
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
+from sdceval.measures._compatibility import combine, first
 from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
                                        record_sample, sample_summary)
 from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
@@ -152,21 +153,29 @@ def rank_matrix(a: np.ndarray) -> np.ndarray:
 
     A tie block occupying sorted positions ``f..l`` (0-based) gets rank
     ``(f + l) / 2 + 1``; this equals ``scipy.stats.rankdata(a, "average", axis=0)``
-    (tested) in one sort of all columns, without importing scipy.stats (~0.5 s)."""
+    (tested), one sort per column (temporaries of one column, not of the table),
+    without importing scipy.stats (~0.5 s)."""
     a = np.asarray(a, dtype=np.float64)
-    n = a.shape[0]
-    order = np.argsort(a, axis=0, kind="stable")
-    s = np.take_along_axis(a, order, axis=0)
-    pos = np.arange(n)[:, None]
-    new_block = np.ones(a.shape, dtype=bool)
-    new_block[1:] = s[1:] != s[:-1]
-    block_end = np.ones(a.shape, dtype=bool)
-    block_end[:-1] = new_block[1:]
-    first = np.maximum.accumulate(np.where(new_block, pos, 0), axis=0)
-    last = np.minimum.accumulate(np.where(block_end, pos, n - 1)[::-1], axis=0)[::-1]
     ranks = np.empty(a.shape, dtype=np.float64)
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=0)
+    for j in range(a.shape[1]):
+        ranks[:, j] = _column_ranks(a[:, j])[0]
     return ranks
+
+
+def _column_ranks(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Average ranks of ``col`` and its sorted distinct values with their counts, from
+    one sort."""
+    n = len(col)
+    order = np.argsort(col, kind="stable")
+    s = col[order]
+    new_block = np.ones(n, dtype=bool)
+    new_block[1:] = s[1:] != s[:-1]
+    starts = np.flatnonzero(new_block)
+    counts = np.diff(np.r_[starts, n])
+    ranks = np.empty(n, dtype=np.float64)
+    # a block at sorted positions f..l: (f + l) / 2 + 1 = f + (count + 1) / 2
+    ranks[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    return ranks, s[starts], counts
 
 
 #: extrapolated ranks are capped at +-2**400 (~2.6e120), so that squared rank distances
@@ -183,13 +192,13 @@ class OriginalScale:
 
     def __init__(self, x: np.ndarray):
         x = np.asarray(x, dtype=np.float64)
-        self.ranks = rank_matrix(x)
-        self.ranks.setflags(write=False)
+        self.ranks = np.empty(x.shape, dtype=np.float64)
         self.values, self.mid_ranks = [], []
-        for col in x.T:
-            v, c = np.unique(col, return_counts=True)
+        for j in range(x.shape[1]):
+            self.ranks[:, j], v, c = _column_ranks(x[:, j])
             self.values.append(v)
             self.mid_ranks.append(np.cumsum(c) - (c - 1) / 2.0)
+        self.ranks.setflags(write=False)
 
     @classmethod
     def from_counts(cls, values: list, counts: list) -> "OriginalScale":
@@ -318,7 +327,10 @@ def link(rx: np.ndarray, ry: np.ndarray, rows: np.ndarray | None = None
     """
     # identical released rows (MDAV groups) become one tree point with a multiplicity,
     # so ties cost nothing and a release of n equal rows is not an O(n²) ball count
-    uy, counts = np.unique(ry, axis=0, return_counts=True)
+    vid, n_distinct = combine(list(ry.T), len(ry))   # hashing: no sorted n x m copy
+    uy = ry[first(vid, n_distinct)]
+    counts = np.bincount(vid, minlength=n_distinct)
+    del vid
     index = NearestIndex(uy)
     dist, nearest = index.nearest(rx)
     slack = (8 + 2 * rx.shape[1]) * np.finfo(np.float64).eps
@@ -420,7 +432,10 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
     divisors = {"spec": 1, "fitted_per_attribute": m}
     aggregates = {a: aggregate_distances(dist, a) / divisors[scale] for a in AGGREGATES}
     by_scale = {s: aggregate_distances(dist, aggregate) / d for s, d in divisors.items()}
-    perm = np.abs(rx - ry).max(axis=1) * unit
+    perm = np.zeros(len(x))
+    for j in range(m):   # column by column: no n x m temporary
+        np.maximum(perm, np.abs(rx[:, j] - ry[:, j]), out=perm)
+    perm *= unit
     reid = float(np.mean(correct / ties))
     reid_any = float(np.mean(correct))
     # label the other-scale value as its measure variant, so a comparison table shows

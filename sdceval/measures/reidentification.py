@@ -169,13 +169,21 @@ def encode(hierarchy, values) -> np.ndarray:
 def _standardize(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(x − μ)/σ`` and ``(y − μ)/σ`` with the original's mean and standard deviation,
     computed after dividing by the largest magnitude, so that values near the float64
-    limits neither overflow nor underflow; σ = 1 for a constant column."""
-    top = np.abs(x).max(axis=0)
-    top[(top == 0) | ~np.isfinite(top)] = 1.0
-    xn, yn = x / top, y / top
-    mu, sd = xn.mean(axis=0), xn.std(axis=0)
-    sd[(sd == 0) | ~np.isfinite(sd)] = 1.0
-    return (xn - mu) / sd, (yn - mu) / sd
+    limits neither overflow nor underflow; σ = 1 for a constant column.  Column by
+    column, so that the temporaries are of one column, not of the table."""
+    xs = np.empty(x.shape, dtype=np.float64)
+    ys = np.empty(y.shape, dtype=np.float64)
+    for j in range(x.shape[1]):
+        top = np.abs(x[:, j]).max() if len(x) else 0.0
+        if top == 0 or not np.isfinite(top):
+            top = 1.0
+        xn = x[:, j] / top
+        mu, sd = xn.mean(), xn.std()
+        if sd == 0 or not np.isfinite(sd):
+            sd = 1.0
+        xs[:, j] = (xn - mu) / sd
+        ys[:, j] = (y[:, j] / top - mu) / sd
+    return xs, ys
 
 
 def linkage_attributes(dataset, release: Release) -> Linkage:
