@@ -331,13 +331,20 @@ def link(rx: np.ndarray, ry: np.ndarray, rows: np.ndarray | None = None
     uy = ry[first(vid, n_distinct)]
     counts = np.bincount(vid, minlength=n_distinct)
     del vid
-    index = NearestIndex(uy)
+    return link_to(NearestIndex(uy), counts, rx, ry if rows is None else ry[rows])
+
+
+def link_to(index: NearestIndex, counts: np.ndarray, rx: np.ndarray, own: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`link` against an index built beforehand (``index`` over the release's distinct
+    rank vectors, ``counts`` the released rows each stands for; ``own`` the records'
+    own released rank vectors, row-aligned with ``rx``): a worker that links many
+    parts of a table builds its tree once (`sdceval.experiments.partitioned`)."""
     dist, nearest = index.nearest(rx)
     slack = (8 + 2 * rx.shape[1]) * np.finfo(np.float64).eps
     radius = dist + slack * (dist + np.abs(rx).max(axis=1))
-    own_rows = ry if rows is None else ry[rows]
-    own = np.sqrt(((rx - own_rows) ** 2).sum(axis=1))
-    correct = own <= radius
+    own_dist = np.sqrt(((rx - own) ** 2).sum(axis=1))
+    correct = own_dist <= radius
     ties = np.ones(len(rx), dtype=np.int64)
     idx = np.flatnonzero(correct)
     if len(idx):
@@ -428,20 +435,51 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
     dist, correct, ties = link(rx if rows is None else rx[rows], ry, rows)
     unit = 1.0 / len(x) if rank_scale == "fraction" else 1.0
     dist = dist * unit
-    m = x.shape[1]
-    divisors = {"spec": 1, "fitted_per_attribute": m}
-    aggregates = {a: aggregate_distances(dist, a) / divisors[scale] for a in AGGREGATES}
-    by_scale = {s: aggregate_distances(dist, aggregate) / d for s, d in divisors.items()}
     perm = np.zeros(len(x))
-    for j in range(m):   # column by column: no n x m temporary
+    for j in range(x.shape[1]):   # column by column: no n x m temporary
         np.maximum(perm, np.abs(rx[:, j] - ry[:, j]), out=perm)
     perm *= unit
-    reid = float(np.mean(correct / ties))
-    reid_any = float(np.mean(correct))
+    params = {"aggregate": aggregate, "rank_scale": rank_scale, "ranks": ranks,
+              "scale": scale}
+    out = linkage_measurement(link_sums(dist, correct, ties), len(dist),
+                              (float(perm.sum()), float(perm.max())), len(x), x.shape[1],
+                              params)
+    if rows is not None:
+        divisor = x.shape[1] if scale == "fitted_per_attribute" else 1
+        out.details["sample"] = _sample_details(dist, correct / ties, aggregate, divisor,
+                                                len(x), seed)
+        out.per_record = np.full(len(x), np.nan)
+        out.per_record[rows] = dist
+    else:
+        out.per_record = dist
+    return out
+
+
+def link_sums(dist: np.ndarray, correct: np.ndarray, ties: np.ndarray) -> np.ndarray:
+    """``[Σ log(1 + d), Σ d, Σ correct / ties, Σ correct]`` over linked records: what
+    `linkage_measurement` needs, and what parts of a table add up to."""
+    return np.array([np.log1p(dist).sum(), dist.sum(), (correct / ties).sum(),
+                     float(correct.sum())])
+
+
+def linkage_measurement(sums: np.ndarray, linked: int, perm: tuple[float, float], n: int,
+                        m: int, params: dict) -> Measurement:
+    """`linkage_risk`'s value and details from `link_sums` over ``linked`` records and
+    the permutation distance's sum and maximum over all ``n`` records (``m``
+    attributes; ``params``: aggregate, rank_scale, ranks, scale).  Means are sums
+    divided by counts, as ``np.mean`` computes them."""
+    s_log, s_dist, s_hit, s_any = (float(v) for v in sums)
+    aggregate, scale = params["aggregate"], params["scale"]
+    mean_d = s_dist / linked
+    raw = {"mean_log1p": s_log / linked, "mean": mean_d, "log_mean": float(np.log1p(mean_d))}
+    divisors = {"spec": 1, "fitted_per_attribute": m}
+    aggregates = {a: raw[a] / divisors[scale] for a in AGGREGATES}
+    by_scale = {s: raw[aggregate] / d for s, d in divisors.items()}
+    reid, reid_any = s_hit / linked, s_any / linked
     # label the other-scale value as its measure variant, so a comparison table shows
     # e.g. linkage_risk(scale=fitted_per_attribute) next to the matched spec-scale risk
-    fixed = {k: v for k, v in (("aggregate", aggregate), ("rank_scale", rank_scale),
-                               ("ranks", ranks)) if v != DEFAULTS[k]}
+    fixed = {k: params[k] for k in ("aggregate", "rank_scale", "ranks")
+             if params[k] != DEFAULTS[k]}
     readings = {"reidentification_rate": reid, "reidentification_rate_any": reid_any}
     for s, v in by_scale.items():
         if s != scale:
@@ -450,23 +488,16 @@ def linkage_risk(dataset, release: Release, *, aggregate: str = "mean_log1p",
     details = {
         "reidentification_rate": reid,
         "reidentification_rate_any": reid_any,
-        "mean_distance": float(dist.mean()),
-        "permutation_distance_max": float(perm.max()),
-        "permutation_distance_mean": float(perm.mean()),
+        "mean_distance": mean_d,
+        "permutation_distance_max": perm[1],
+        "permutation_distance_mean": perm[0] / n,
         "aggregates": aggregates,
         "aggregate": aggregate,
         "by_scale": by_scale,
-        "rank_scale": rank_scale,
-        "ranks": ranks,
+        "rank_scale": params["rank_scale"],
+        "ranks": params["ranks"],
         "scale": scale,
         "n_attributes": m,
         "readings": readings,
     }
-    per_record = dist
-    if rows is not None:
-        details["sample"] = _sample_details(dist, correct / ties, aggregate,
-                                            divisors[scale], len(x), seed)
-        per_record = np.full(len(x), np.nan)
-        per_record[rows] = dist
-    return Measurement("linkage_risk", aggregates[aggregate], per_record=per_record,
-                       details=details)
+    return Measurement("linkage_risk", aggregates[aggregate], details=details)
