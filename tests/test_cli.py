@@ -38,6 +38,25 @@ def test_anonymize_then_evaluate(tmp_path, capsys):
     assert {m["measure"] for m in payload["measurements"]} == {"linkage_risk", "propensity", "emd"}
 
 
+def test_evaluate_says_which_figures_are_estimated_from_a_sample(tmp_path, capsys):
+    """Large tables are linked on a sample of records: the console says so under the
+    table, with the standard error and how to link every record."""
+    masked = tmp_path / "masked.csv"
+    assert run(["anonymize", "--data", "census", "--method", "noise", "--keep-order",
+                "--out", str(masked)], capsys)[0] == 0
+    code, out, err = run(["evaluate", "--data", "census", "--release", str(masked),
+                          "--measures", "linkage_risk:sample=500,propensity", "-q"], capsys)
+    assert code == 0, err
+    note = " ".join(out.split())
+    assert ("linkage_risk(sample=500): estimated from a random sample of 500 of the 1,080 "
+            "records") in note
+    assert "linkage_risk:sample=0 links every record" in note
+    assert "propensity: estimated" not in note
+    _, out, _ = run(["evaluate", "--data", "census", "--release", str(masked),
+                     "--measures", "linkage_risk", "-q"], capsys)
+    assert "estimated from a random sample" not in out   # 1 080 records: every one
+
+
 def test_compare_writes_ranking_results_and_plot(tmp_path, capsys):
     out_dir = tmp_path / "cmp"
     code, out, err = run(["compare", "--out", str(out_dir)], capsys)

@@ -155,3 +155,18 @@ def test_dask_executor_matches_serial(tmp_path):
     fs = pd.read_csv(tmp_path / "s" / "evaluation0_census_measurements.csv")
     fd = pd.read_csv(tmp_path / "d" / "evaluation0_census_measurements.csv")
     pd.testing.assert_frame_equal(fs, fd)
+
+
+def test_an_estimated_risk_is_marked_in_the_measurements_and_the_report(tmp_path):
+    """A nearest-neighbour risk of a large table is estimated from a sample of records:
+    its rows carry the sample's size and standard error, and the report says so."""
+    text = ('[experiment]\nname = "t"\nexecutor = "serial"\n'
+            '[[evaluation]]\ndata = "census"\nreleases = ["noise:gamma=0.5"]\n'
+            'measures = ["linkage_risk:sample=300", "propensity"]\n')
+    run_experiment(_write(tmp_path, text), out=tmp_path / "out")
+    df = pd.read_csv(tmp_path / "out" / "evaluation0_census_measurements.csv")
+    row = df.set_index("measure").loc["linkage_risk(sample=300)"]
+    assert row["sampled_records"] == 300 and row["standard_error"] > 0
+    assert pd.isna(df.set_index("measure").loc["propensity", "sampled_records"])
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "estimated from a random sample of 300 records" in html

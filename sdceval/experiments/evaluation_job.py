@@ -50,8 +50,13 @@ def task_evaluate(data_ref, release, measures, seed) -> list[dict]:
     rows, readings = [], []
     for label, (mname, mparams) in measures.items():
         m = get_measure(mname).evaluate(ds, rel, mparams)
-        rows.append({**base, "measure": label, "value": m.value,
-                     "larger_is_worse": m.larger_is_worse, "reading_of": None})
+        row = {**base, "measure": label, "value": m.value,
+               "larger_is_worse": m.larger_is_worse, "reading_of": None}
+        sample = m.details.get("sample") if isinstance(m.details, dict) else None
+        if sample:   # an estimate from a sample of records (large tables)
+            row.update(sampled_records=sample["sampled_records"],
+                       standard_error=sample["standard_error"])
+        rows.append(row)
         for k, v in (m.details.get("readings") or {}).items():
             readings.append({**base, "measure": k, "value": float(v),
                              "larger_is_worse": None, "reading_of": label})
@@ -126,6 +131,13 @@ def evaluation_section(result) -> Section:
     s.add(paragraph("Every release measured with every measure"
                     + (f" (means over {seeds} seeds)" if seeds > 1 else "") + "."))
     s.add_table(wide, css="ranking", text_columns=("release",))
+    if "sampled_records" in df and df["sampled_records"].notna().any():
+        est = df.dropna(subset=["sampled_records"])
+        s.notes.append(
+            f"{', '.join(dict.fromkeys(est['measure']))}: estimated from a random sample "
+            f"of {int(est['sampled_records'].iloc[0]):,} records, each linked against the "
+            f"whole release (standard error at most {est['standard_error'].max():.2g}; "
+            "the measurements file has each one); sample=0 links every record.")
     return s
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
+from sdceval.core.glossary import register_term
 from sdceval.core.registry import Param
 
 LEAFSIZE = 32
@@ -45,6 +46,14 @@ QUERY_CHUNK = 65_536
 #: default ``sample`` of the nearest-neighbour risk measures: tables up to this many
 #: records are linked record by record, larger ones on a sample of this many
 SAMPLE = 50_000
+
+register_term("sampled_records", "records linked",
+              "the records of a large table a nearest-neighbour risk was estimated from "
+              "(a random sample, each linked against the whole release)", None,
+              unit="records")
+register_term("standard_error", "standard error",
+              "of an estimate from a sample of records: the spread of the estimate over "
+              "samples (finite-population corrected)", None)
 
 SAMPLE_PARAM = Param(
     "sample", int, SAMPLE, low=0, unit="records",
