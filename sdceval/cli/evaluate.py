@@ -127,14 +127,15 @@ def _sample_notes(measured) -> list[str]:
     """One line per measure estimated from a sample of records (large tables: the
     nearest-neighbour risks), so nobody reads an estimate as an exact figure."""
     import textwrap
+
+    from sdceval.measures._nearest import sample_phrase
     out = []
     for label, m in measured:
         s = m.details.get("sample") if isinstance(m.details, dict) else None
         if s:
             out.append(textwrap.fill(
-                f"{label}: estimated from a random sample of {s['sampled_records']:,} of "
-                f"the {s['records']:,} records, each linked against the whole release "
-                f"(standard error {s['standard_error']:.2g}); {m.measure}:sample=0 links every "
+                f"{label}: {sample_phrase(s['sampled_records'], s['records'])} (standard "
+                f"error {s['standard_error']:.2g}); {m.measure}:sample=0 links every "
                 "record, exactly but slowly", 100, subsequent_indent="    "))
     return out
 

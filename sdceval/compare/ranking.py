@@ -33,6 +33,7 @@ from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noq
 from sdceval.core.frames import as_dataset, split_roles
 from sdceval.core.glossary import (axis_label, display_name, register_term, release_label,
                                    term)
+from sdceval.measures._nearest import sample_phrase
 
 register_term("method", "method", "the anonymization method (sdceval list methods)")
 register_term("parameter", "tuned parameter",
@@ -250,10 +251,10 @@ class Comparison:
             s = next(iter(self.risk_sample.values()))
             se = max(v["standard_error"] for v in self.risk_sample.values())
             notes.append(
-                f"The risk ({display_name(self.risk_measure)}) is estimated from a random "
-                f"sample of {s['sampled_records']:,} of the {s['records']:,} records, each "
-                "linked against the whole release (the same records for every method at "
-                f"each seed; standard error at most {se:.3g} at the matched points); "
+                f"The risk ({display_name(self.risk_measure)}) is "
+                f"{sample_phrase(s['sampled_records'], s['records'])} (the same records "
+                f"for every method at each seed; standard error at most {se:.3g} at the "
+                "matched points); "
                 "sample=0 links every record, exactly but slowly on large tables.")
         used = [(self.risk_measure, self.risk_params)] + list(self.utility_params.values())
         return notes + fitted_notes(used)

@@ -21,6 +21,7 @@ from sdceval.core.text_table import console_table, fill
 from sdceval.core.loaders import open_ref
 from sdceval.experiments.report_html import Section, paragraph
 from sdceval.experiments.jobs import register_job_kind, task_progress
+from sdceval.measures._nearest import sample_phrase
 
 DEFAULT_MEASURES = ["linkage_risk"]
 
@@ -134,9 +135,9 @@ def evaluation_section(result) -> Section:
     if "sampled_records" in df and df["sampled_records"].notna().any():
         est = df.dropna(subset=["sampled_records"])
         s.notes.append(
-            f"{', '.join(dict.fromkeys(est['measure']))}: estimated from a random sample "
-            f"of {int(est['sampled_records'].iloc[0]):,} records, each linked against the "
-            f"whole release (standard error at most {est['standard_error'].max():.2g}; "
+            f"{', '.join(dict.fromkeys(est['measure']))}: "
+            f"{sample_phrase(int(est['sampled_records'].iloc[0]))} (standard error at "
+            f"most {est['standard_error'].max():.2g}; "
             "the measurements file has each one); sample=0 links every record.")
     return s
 

@@ -81,6 +81,7 @@ from sdceval.core.schema import (ROLE_KEYS, UNUSED_ROLES, ColumnSpec, Schema,
                                  load_hierarchies, role_names, schema_kinds, text_columns)
 from sdceval.measures import linkage, queries
 from sdceval.measures._compatibility import combine, first
+from sdceval.measures.privacy_checks import check_classes
 from sdceval.measures._nearest import NearestIndex
 
 #: the measures that decompose over partitions (module docstring)
@@ -1011,20 +1012,9 @@ def _class_measure(name: str, params: dict, table: pd.Series, n: int) -> Measure
         cls = privacy.model_class("k")
         model = privacy.make_model("k", k=given if given is not None
                                    else cls.example.get("k", 1))
-        counts = sizes[:, None]
-        values = model.value(counts, None)
-        ok = model.satisfied(counts, None)
-        counted = np.ones(len(sizes), dtype=bool)
-        if n_supp and not params["include_suppressed"] and not supp.all():
-            counted = ~supp   # a class of suppressed records only: not counted
-        v = values[counted]
-        value = float(v.min() if model.larger_is_safer else v.max())
-        details = {"n_classes": int(len(sizes)), "suppressed": n_supp}
-        if given is not None:
-            bad = counted & ~ok
-            details.update(satisfies=bool(not bad.any()), threshold=model.threshold,
-                           violating_classes=int(bad.sum()),
-                           violating_records=int(sizes[bad].sum()))
+        # the all-'*' class is the class of suppressed records only
+        value, details, _ = check_classes(model, sizes[:, None], None, supp, n_supp,
+                                          params["include_suppressed"], given is not None)
         return Measurement(name, value, None, details=details)
     kept = sizes[~supp]
     if name == "discernibility":

@@ -118,14 +118,18 @@ class NearestIndex:
         Returns ``dist`` (the nearest distance), ``nearest`` (one nearest point),
         ``tied`` (the queries with two or more points within the radius) and ``hits``
         (for those, every point within the radius)."""
-        if len(self.points) < 2:
-            dist, nearest = self.nearest(q)
-            return dist, nearest, np.zeros(0, dtype=np.int64), []
-        dist, idx = self.nearest(q, k=2)
+        dist, idx = self.nearest(q, k=2)   # one point: the second is at inf
         radius = radius_of(dist[:, 0])
         tied = np.flatnonzero(dist[:, 1] <= radius)
         hits = self.within(q[tied], radius[tied]) if len(tied) else []
         return dist[:, 0], idx[:, 0], tied, hits
+
+
+def sample_phrase(sampled: int, records: int | None = None) -> str:
+    """How every output says a figure is an estimate from a sample of records."""
+    of = f" of the {records:,}" if records else ""
+    return (f"estimated from a random sample of {sampled:,}{of} records, each linked "
+            "against the whole release")
 
 
 def record_sample(n: int, sample: int, seed: int) -> np.ndarray | None:

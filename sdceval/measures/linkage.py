@@ -163,7 +163,7 @@ def rank_matrix(a: np.ndarray) -> np.ndarray:
 
 
 def _column_ranks(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Average ranks of ``col`` and its sorted distinct values with their counts, from
+    """Average ranks of ``col``, its sorted distinct values and their mid-ranks, from
     one sort."""
     n = len(col)
     order = np.argsort(col, kind="stable")
@@ -172,10 +172,18 @@ def _column_ranks(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     new_block[1:] = s[1:] != s[:-1]
     starts = np.flatnonzero(new_block)
     counts = np.diff(np.r_[starts, n])
+    mid = _mid_ranks(counts)
     ranks = np.empty(n, dtype=np.float64)
-    # a block at sorted positions f..l: (f + l) / 2 + 1 = f + (count + 1) / 2
-    ranks[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
-    return ranks, s[starts], counts
+    ranks[order] = np.repeat(mid, counts)
+    return ranks, s[starts], mid
+
+
+def _mid_ranks(counts) -> np.ndarray:
+    """Mid-ranks of consecutive blocks of ``counts`` tied values: a block at sorted
+    positions ``f..l`` (0-based) gets ``(f + l) / 2 + 1`` = (values up to and including
+    it) − (its count − 1) / 2."""
+    counts = np.asarray(counts)
+    return np.cumsum(counts) - (counts - 1) / 2.0
 
 
 #: extrapolated ranks are capped at +-2**400 (~2.6e120), so that squared rank distances
@@ -195,9 +203,9 @@ class OriginalScale:
         self.ranks = np.empty(x.shape, dtype=np.float64)
         self.values, self.mid_ranks = [], []
         for j in range(x.shape[1]):
-            self.ranks[:, j], v, c = _column_ranks(x[:, j])
+            self.ranks[:, j], v, mid = _column_ranks(x[:, j])
             self.values.append(v)
-            self.mid_ranks.append(np.cumsum(c) - (c - 1) / 2.0)
+            self.mid_ranks.append(mid)
         self.ranks.setflags(write=False)
 
     @classmethod
@@ -209,7 +217,7 @@ class OriginalScale:
         self = cls.__new__(cls)
         self.ranks = None
         self.values = [np.asarray(v, dtype=np.float64) for v in values]
-        self.mid_ranks = [np.cumsum(c) - (np.asarray(c) - 1) / 2.0 for c in counts]
+        self.mid_ranks = [_mid_ranks(c) for c in counts]
         return self
 
     @property

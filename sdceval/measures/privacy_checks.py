@@ -63,27 +63,40 @@ def _check(dataset, release, model: privacy.PrivacyModel, who: str,
     # them) is O(n) and shared by every check and class measure of the release
     classes, n_classes = release.class_index()
     counts, inverse = privacy.class_counts(classes, codes, S, n_classes)
-    values = model.value(counts, Q)
-    ok = model.satisfied(counts, Q)
-    per_record = values[inverse]
-    counted = np.ones(len(counts), dtype=bool)
     n_supp = 0
+    only_supp = np.zeros(len(counts), dtype=bool)
     if release.suppressed is not None and release.suppressed.any():
         n_supp = int(release.suppressed.sum())
-        if not include_suppressed:
-            only_supp = np.bincount(inverse, weights=(~release.suppressed).astype(float),
-                                    minlength=len(counts)) == 0
-            if not only_supp.all():
-                counted = ~only_supp
+        only_supp = np.bincount(inverse, weights=(~release.suppressed).astype(float),
+                                minlength=len(counts)) == 0
+    value, details, values = check_classes(model, counts, Q, only_supp, n_supp,
+                                           include_suppressed, threshold_given)
+    return Measurement(who, value, values[inverse].astype(np.float64), details=details)
+
+
+def check_classes(model: privacy.PrivacyModel, counts: np.ndarray, Q, only_suppressed,
+                  n_suppressed: int, include_suppressed: bool, threshold_given: bool
+                  ) -> tuple[float, dict, np.ndarray]:
+    """A check's value, details and per-class values from its classes' sensitive counts
+    (``counts``: classes × sensitive values; ``only_suppressed``: the classes of
+    suppressed records only, left out of the value unless ``include_suppressed`` or
+    every class is one).  The value is the least safe class's: the minimum where larger
+    is safer, else the maximum.  Shared with the partitioned evaluation, which merges
+    class sizes over parts of a table (`sdceval.experiments.partitioned`)."""
+    values = model.value(counts, Q)
+    ok = model.satisfied(counts, Q)
+    counted = np.ones(len(counts), dtype=bool)
+    if n_suppressed and not include_suppressed and not only_suppressed.all():
+        counted = ~only_suppressed
     v = values[counted]
     value = float(v.min() if model.larger_is_safer else v.max())
-    details = {"n_classes": int(len(counts)), "suppressed": n_supp}
+    details = {"n_classes": int(len(counts)), "suppressed": n_suppressed}
     if threshold_given:
         bad = counted & ~ok
         details.update(satisfies=bool(not bad.any()), threshold=model.threshold,
                        violating_classes=int(bad.sum()),
-                       violating_records=int(np.bincount(inverse, minlength=len(counts))[bad].sum()))
-    return Measurement(who, value, per_record.astype(np.float64), details=details)
+                       violating_records=int(counts.sum(axis=1)[bad].sum()))
+    return value, details, values
 
 
 def _check_params(cls) -> list[Param]:

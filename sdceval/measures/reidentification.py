@@ -102,8 +102,8 @@ machinery; the bitset test's pairs are kept for the second reading when they fit
 multiplicity (MDAV publishes k duplicates); within each group of equal exactly-published
 values, a KD-tree (`sdceval.measures._nearest.NearestIndex`, ``workers`` = the thread
 budget, queried in space order) gives the two nearest points, and lists the points
-within the tie radius only where the second is within it; groups of at most `SMALL` points are searched by a vectorized brute
-force in chunks; ``m_j`` is the number of records in the row's group.  Sums over ``C_i``
+within the tie radius only where the second is within it; groups of at most `SMALL`
+points are searched by a vectorized brute force in chunks; ``m_j`` is the number of records in the row's group.  Sums over ``C_i``
 (weights, sensitive matches) are range counts in sorted ``(source, code)`` keys.
 Above ``sample`` records (default 50 000), a release with published numeric values is
 linked on a random sample of the records, each against every released row, and the
@@ -341,6 +341,11 @@ class Links:
     info: dict
     rows: np.ndarray | None = None
 
+    @property
+    def linked(self):
+        """Index of the records linked: all of them, or the sample."""
+        return slice(None) if self.rows is None else self.rows
+
 
 def _cell_links(L: Linkage, sens: Sensitive | None, n: int, weighted: bool):
     gid, G = _combine(list(L.lo.T) + list(L.hi.T), n)
@@ -543,8 +548,7 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted",
     """
     lk = links(dataset, release, intruder=intruder, sample=sample, seed=seed)
     per = np.divide(lk.own_weight, lk.size, out=np.zeros(dataset.n), where=lk.own)
-    on = slice(None) if lk.rows is None else lk.rows
-    own, count = lk.own[on], lk.count[on]
+    own, count = lk.own[lk.linked], lk.count[lk.linked]
     details = {"unique_reidentifications": float(np.mean(own & (count == 1))),
                "reidentified_any": float(np.mean(own)),
                "mean_candidates": float(np.mean(count)),
@@ -597,8 +601,8 @@ def attribute_inference(dataset, release: Release, *, tol: float = 0.05,
     posterior = np.divide(lk.T, lk.size, out=sens.base.astype(np.float64).copy(),
                           where=lk.count > 0)
     per = posterior - sens.base
-    on = slice(None) if lk.rows is None else lk.rows
-    details = {"sensitive_published": True, "mean_posterior": float(posterior[on].mean()),
-               "mean_baseline": float(sens.base[on].mean()), "tol": tol,
+    details = {"sensitive_published": True,
+               "mean_posterior": float(posterior[lk.linked].mean()),
+               "mean_baseline": float(sens.base[lk.linked].mean()), "tol": tol,
                "numeric_sensitive": sens.numeric, **lk.info}
     return _estimate("attribute_inference", per, lk.rows, dataset.n, seed, details)
