@@ -18,7 +18,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from sdceval._version import __version__
 
 # The public names are imported on first use (PEP 562), not with the package: importing
 # pandas, scipy and every method and measure costs seconds, which `sdceval --help` (the
@@ -39,8 +39,10 @@ def results(out, **where) -> "pandas.DataFrame":
     """Every measurement an experiment's output folder holds (its results store, written
     by ``sdceval run``) as one tidy pandas DataFrame: one row per measurement, with the
     job (``job``, ``kind``), the data set, the job's parameters (method, parameter value,
-    seed, sweep variables, ...), ``measure`` and ``value``; ``where`` keeps the rows
-    whose column equals the value (``results("out", measure="emd")``)."""
+    a trade-off's model and threshold, seed, sweep variables, ...), ``measure`` (the
+    measure's name), ``measure_params`` (its parameters, e.g. ``min_support=0.05``) and
+    ``value``; ``where`` keeps the rows whose column equals the value
+    (``results("out", measure="u_loss")``); docs/store.md."""
     from sdceval.experiments.store import read_measurements
     return read_measurements(out, {k: str(v) for k, v in where.items()})
 
@@ -82,16 +84,24 @@ def anonymize(data, method: str, seed=0, **kwargs) -> "Release":
     return get_method(method).apply(as_dataset(data, **roles), params, seed=seed)
 
 
-def evaluate(data, release, measure: str, **kwargs) -> "Measurement":
+def evaluate(data, release, measure: str, *, key=None, **kwargs) -> "Measurement":
     """Evaluate a registered measure: ``evaluate(ds, rel, "propensity",
     model="quadratic")``, or on a DataFrame with its roles, ``evaluate(df, rel,
-    "reidentification", qi=["zip", "age"])``; ``release`` is a `Release` or a DataFrame
-    of released records (row ``i`` protects record ``i``)."""
+    "reidentification", qi=["zip", "age"])``.  ``release`` is a `Release` (from
+    `anonymize`), the path of a release file written by ``sdceval anonymize`` (its
+    private key beside it is found and checked, as by ``sdceval evaluate``), or a
+    DataFrame of the published rows with ``key=`` its private key (the key file's path,
+    the key read with ``pd.read_csv(KEY, comment="#")``, or its ``record`` column).  A
+    DataFrame without a key must be in record order (row ``i`` protects record ``i``):
+    its rows are checked against their records and a shuffled one is refused
+    (``key=False``: known to be in record order, taken as it is).  See
+    `sdceval.core.release_io.release_of`."""
     from sdceval.catalog import get_measure
     from sdceval.core.frames import as_dataset, as_release, split_roles
     roles, params = split_roles(kwargs)
     dataset = as_dataset(data, **roles)
-    return get_measure(measure).evaluate(dataset, as_release(dataset, release), params)
+    return get_measure(measure).evaluate(dataset, as_release(dataset, release, key=key),
+                                         params)
 
 
 __all__ = ["Dataset", "Schema", "Hierarchy", "Release", "Measurement", "SdcevalError",

@@ -32,34 +32,53 @@ _loaded: set[str] = set()
 def load_plugins(spec: str | None = None) -> list[str]:
     """Import the plugin modules named in ``spec`` (default: ``$SDCEVAL_PLUGINS``):
     module names or paths of ``.py`` files, comma-separated; each is imported once.
-    Returns the names loaded.  A plugin that fails to import is a `SdcevalError`
-    naming it and the error."""
+    Returns the names loaded.  A plugin that fails to import or register is a
+    `SdcevalError` naming it and what it did: an exception, an `SdcevalError` of its own
+    (a registration refused), or ``sys.exit`` (``SystemExit``, which would otherwise end
+    the command silently with the plugin's exit code); Ctrl-C is left to propagate.  A
+    plugin file that failed leaves no half-imported module behind."""
     spec = os.environ.get(PLUGINS_ENV, "") if spec is None else spec
     out = []
     for item in (s.strip() for s in spec.split(",")):
         if not item or item in _loaded:
             continue
         try:
-            if item.endswith(".py") or os.sep in item:
-                path = Path(item).expanduser().resolve()
-                name = f"sdceval_plugin_{path.stem}"
-                mod_spec = importlib.util.spec_from_file_location(name, path)
-                if mod_spec is None or not path.is_file():
-                    raise FileNotFoundError(f"no such file: {path}")
-                module = importlib.util.module_from_spec(mod_spec)
-                sys.modules[name] = module
-                mod_spec.loader.exec_module(module)
-            else:
-                importlib.import_module(item)
-        except SdcevalError:
-            raise
-        except Exception as e:  # a user's module: any error, reported with its name
+            _import_plugin(item)
+        # a user's module: whatever it did, reported with its name, as one line
+        except SystemExit as e:
+            raise SdcevalError(f"plugin {item!r} exited while being imported (sys.exit"
+                               f"({e.code!r})): a plugin module only defines and registers; "
+                               f"remove the exit, or the plugin from ${PLUGINS_ENV} / "
+                               "--plugin") from None
+        except SdcevalError as e:
+            raise SdcevalError(f"plugin {item!r}: {e}") from None
+        except Exception as e:
             raise SdcevalError(f"plugin {item!r} could not be imported "
                                f"({type(e).__name__}: {e}); check ${PLUGINS_ENV} or "
                                "--plugin") from None
         _loaded.add(item)
         out.append(item)
     return out
+
+
+def _import_plugin(item: str) -> None:
+    """Import one plugin: a module name, or a ``.py`` file as module
+    ``sdceval_plugin_STEM``, which is dropped again if its import fails in any way."""
+    if not (item.endswith(".py") or os.sep in item):
+        importlib.import_module(item)  # which drops a module that failed itself
+        return
+    path = Path(item).expanduser().resolve()
+    name = f"sdceval_plugin_{path.stem}"
+    mod_spec = importlib.util.spec_from_file_location(name, path)
+    if mod_spec is None or not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = module
+    try:
+        mod_spec.loader.exec_module(module)
+    except BaseException:  # even Ctrl-C: nothing half-imported stays
+        sys.modules.pop(name, None)
+        raise
 
 
 def get_method(name: str) -> MethodSpec:

@@ -1,4 +1,4 @@
-"""The contract every registered method and measure keeps (issue 6 §4).
+"""The contract every registered method, measure and job kind keeps (issue 6 §4).
 
 Parametrized over the live registries: registering a method or a measure adds it here.
 
@@ -12,51 +12,30 @@ Measures: ``per_record`` (when given) has one finite value per record (``+inf`` 
 where the value itself is infinite, e.g. δ-disclosure of a class lacking a value); the
 value moves in the declared direction from the original table to a heavily protected
 release (less risk, more loss); a bad parameter is an `SdcevalError` naming it; a
-release of a kind the measure does not accept is refused naming the kinds.
+release of a kind the measure does not accept is refused naming the kinds; the value
+is the declared aggregate of the per-record values (issue 27 item 19).
+
+Issue 27 items 16-19, what is registered is *run*: every method's knob protects in its
+declared direction (item 17), every job kind runs its declared example on 200 records
+(item 16); the checks are the functions of tests/contracts.py, which
+tests/test_contract_mistakes.py shows failing on deliberately broken entries.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+# the contract data set and the checks of items 16-19 (tests/contracts.py)
+from contracts import (N, check_job_kind_runs, check_measure_aggregate,
+                       check_method_direction, contract_data)
 
 import sdceval
-from sdceval import Dataset, Hierarchy, Release, Schema, SdcevalError
+import sdceval.experiments  # noqa: F401  (registers the job kinds)
+from sdceval import Release, SdcevalError
 from sdceval.catalog import MEASURES, METHODS
 from sdceval.core.release import KINDS, publishable_columns
+from sdceval.experiments.jobs import JOB_KINDS
 from sdceval.measures.attribute_disclosure import identity_release, suppressed_release
-
-N = 240
-REGION = Hierarchy([["north", "N", "*"], ["east", "N", "*"], ["south", "S", "*"],
-                    ["west", "S", "*"]], name="region")
-EDUCATION = Hierarchy([[f"e{i}", f"g{i // 3}", "*"] for i in range(6)], name="education")
-
-
-def contract_data(n: int = N, seed: int = 0) -> Dataset:
-    """One data set with every role, so that every method and measure applies to it:
-    numeric attributes (perturbative methods), four QIs with hierarchies, a sensitive
-    attribute that depends on a QI (so classes differ), a label, a passthrough column
-    and an identifier the schema ignores."""
-    rng = np.random.default_rng(seed)
-    x = rng.lognormal(3, 0.5, n)
-    edu = rng.integers(0, 6, n)
-    frame = pd.DataFrame({
-        "id": np.arange(n),
-        "age": rng.integers(18, 80, n),
-        "x": x, "y": x * rng.uniform(0.5, 1.5, n), "z": rng.normal(0, 1, n),
-        "region": rng.choice(REGION.leaves, n),
-        "education": [f"e{i}" for i in edu],
-        "sex": rng.choice(["F", "M"], n),
-        "disease": [f"d{(e + r) % 6}" for e, r in zip(edu, rng.integers(0, 3, n))],
-        "income": rng.choice(["<=50K", ">50K"], n, p=[0.7, 0.3]),
-        "batch": rng.choice(["a", "b"], n),
-    })
-    schema = Schema.from_roles(
-        frame, qi=["age", "region", "education", "sex"], sensitive="disease",
-        numeric=["x", "y", "z"], label="income", passthrough=["batch"],
-        hierarchies={"region": REGION, "education": EDUCATION})
-    return Dataset(frame, schema, name="contract")
-
 
 @pytest.fixture(scope="module")
 def ds():
@@ -259,3 +238,62 @@ def test_measure_bad_parameter(ds, typical, measure, param, value, named):
     rel = typical[_family(MEASURES[measure])]
     with pytest.raises(SdcevalError, match=named):
         sdceval.evaluate(ds, rel, measure, **{param: value})
+
+
+@pytest.mark.parametrize("measure", MEASURE_NAMES)
+def test_value_is_the_declared_aggregate_of_per_record(ds, aggregate_releases, measure):
+    """Issue 27 item 19: on every release it accepts (one with suppressed records among
+    them), at its defaults and with each yes/no or choice parameter at each of its
+    other values, a measure that returns per-record values declares an aggregate and
+    its value is
+    its declared aggregate of its own per-record values
+    (`contracts.check_measure_aggregate`)."""
+    spec = MEASURES[measure]
+    # every other value of a yes/no or a choice parameter, one at a time
+    variants = [{p.name: v} for p in spec.params
+                for v in ((not p.default,) if p.type is bool and p.default is not None
+                          else p.choices) if v != p.default]
+    checked = 0
+    for rel in aggregate_releases:
+        if rel.kind not in spec.kinds:
+            continue
+        if check_measure_aggregate(spec, ds, rel) is None:
+            continue  # no per-record values: nothing to agree with
+        checked += 1
+        for params in variants:
+            check_measure_aggregate(spec, ds, rel, params)
+    if not checked and spec.aggregate is not None:
+        pytest.fail(f"{measure} declares an aggregate but returned no per-record values")
+
+
+@pytest.fixture(scope="module")
+def aggregate_releases(ds, typical):
+    """A release of every kind, and a generalization that suppresses some records."""
+    supp = sdceval.anonymize(ds, "generalization", k=10, max_suppression=0.1)
+    assert 0 < supp.suppressed.sum() < ds.n
+    return [typical["generalized"], typical["perturbative"], supp,
+            sdceval.anonymize(ds, "anatomy", seed=0),
+            Release.external(ds, ds.frame[ds.schema.numeric], method="masked.csv")]
+
+
+# -- methods: the declared protection direction (issue 27 item 17) ------------------------
+@pytest.mark.filterwarnings("ignore:.*no split satisfies")  # k = n: one class, said
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_knob_protects_in_its_declared_direction(method):
+    """At the stronger setting of its knob (by its declared ``protection``), a method's
+    releases are safer on the risks the comparison matches its family on
+    (`contracts.check_method_direction`): bisection steers by that direction."""
+    check_method_direction(METHODS[method], contract_data(200))
+
+
+# -- job kinds: each runs on a small input (issue 27 item 16) -----------------------------
+JOB_KIND_NAMES = list(JOB_KINDS.names())
+
+
+@pytest.mark.filterwarnings("ignore:.*no split satisfies")  # k near n: one class, said
+@pytest.mark.parametrize("kind", JOB_KIND_NAMES)
+def test_job_kind_runs_its_example(kind, tmp_path):
+    """Each registered job kind runs its declared example on 200 records, writes its
+    files and lists tidy rows, as ``sdceval run`` would, and its result reads back from
+    the results store (`contracts.check_job_kind_runs`)."""
+    check_job_kind_runs(JOB_KINDS[kind], contract_data(200), tmp_path)

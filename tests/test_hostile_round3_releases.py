@@ -95,7 +95,7 @@ def test_anonymize_writes_parquet_and_evaluate_reads_it_with_its_key(tmp_path, c
                             "--param", "k=5", "--out", str(out)], capsys)
     assert code == 0, err
     assert out.read_bytes()[:4] == b"PAR1"
-    key = tmp_path / "x.private-key.csv"
+    key = tmp_path / "x.parquet.private-key.csv"
     assert key.exists()
     assert pd.read_parquet(out).shape == (1080, 13)
     code, out_text, err = cli_run(["evaluate", "--data", "census", "--release", str(out),
@@ -134,7 +134,7 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, capsys, monkeypatch):
     msg = cli_error(["anonymize", "--data", "census", "--method", "mdav", "--param", "k=5",
                      "--out", str(out)], capsys)
     assert 'pip install "sdceval[parquet]"' in msg
-    assert not out.exists() and not (tmp_path / "x.private-key.csv").exists()
+    assert not out.exists() and not (tmp_path / "x.parquet.private-key.csv").exists()
 
 
 # -- item 1: a user column named 'bucket' ---------------------------------------------------

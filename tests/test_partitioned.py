@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,9 @@ from sdceval.core.errors import SdcevalError  # noqa: E402
 from sdceval.core.loaders import open_dataset  # noqa: E402
 from sdceval.core.release_io import read_release  # noqa: E402
 from sdceval.core.release_order import write_release  # noqa: E402
+from sdceval.catalog import MEASURES  # noqa: E402
 from sdceval.experiments import partitioned  # noqa: E402
+from sdceval.measures import linkage  # noqa: E402
 from sdceval.experiments.partitioned import evaluate_partitioned  # noqa: E402
 
 from tests.test_reidentification import mixed  # noqa: E402
@@ -225,24 +228,26 @@ def test_the_original_is_seen_one_partition_at_a_time(data, monkeypatch):
     assert sorted(chunks) == sorted(MERGED) and sum(chunks) == ds.n
     assert sorted(reads) == sorted(2 * [(a, b) for a, b in zip(np.cumsum([0] + SIZES[:-1]),
                                                                np.cumsum(SIZES))])
-    assert partitioned._CONTEXTS == {} and partitioned._TREES == {}  # released at the end
+    assert partitioned._CONTEXTS == {}  # released at the end
 
 
 def test_linkage_reads_the_original_in_partitions_and_builds_one_tree(data, monkeypatch):
     ds, rel = data["ds"], data["mdav"]
     built, biggest = [], []
 
-    class Counted(partitioned.NearestIndex):
+    class Counted(linkage.NearestIndex):
         def __init__(self, points):
             built.append(len(points))
             super().__init__(points)
-    real = partitioned._linkage_sums
+    spec = MEASURES["linkage_risk"]
+    real = spec.partial.partial
 
-    def sums(key, ctx, orig, rows):
-        biggest.append(len(orig))
-        return real(key, ctx, orig, rows)
-    monkeypatch.setattr(partitioned, "NearestIndex", Counted)
-    monkeypatch.setattr(partitioned, "_linkage_sums", sums)
+    def sums(prep, part):
+        biggest.append(len(part.rows))
+        return real(prep, part)
+    monkeypatch.setattr(linkage, "NearestIndex", Counted)
+    monkeypatch.setitem(MEASURES, "linkage_risk",
+                        replace(spec, partial=replace(spec.partial, partial=sums)))
     evaluate_partitioned(parts(ds.frame, SIZES), parts(published(rel), REL_SIZES),
                          "linkage_risk", schema=ds.schema)
     assert len(built) == 1 and built[0] == len(np.unique(rel.data, axis=0))
@@ -382,18 +387,21 @@ def _count_on_worker():
         p._test_counts["contexts"] += 1
         self.__dict__.update(state)
     p._Context.__setstate__ = setstate
-    real = p.NearestIndex
+    real = linkage.NearestIndex
 
     class Counted(real):
         def __init__(self, points):
             p._test_counts["trees"] += 1
             super().__init__(points)
-    p.NearestIndex = Counted
+    linkage.NearestIndex = Counted
 
 
 def _worker_report():
+    import gc
+
     from sdceval.experiments import partitioned as p
-    return {**p._test_counts, "kept": len(p._CONTEXTS), "trees_kept": len(p._TREES)}
+    gc.collect()
+    return {**p._test_counts, "kept": len(p._CONTEXTS), "trees_kept": len(linkage._TREES)}
 
 
 @pytest.mark.slow

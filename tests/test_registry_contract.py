@@ -171,7 +171,7 @@ OBJECTIVES = sorted(sdceval.lattice.objectives.OBJECTIVES)
 
 @pytest.fixture(scope="module")
 def problem():
-    from tests.test_contract import contract_data
+    from contracts import contract_data
     from sdceval.lattice.search import LatticeProblem
     return LatticeProblem(contract_data(120), [privacy.KAnonymity(2)], rule="arx",
                           max_suppression=0.05)
@@ -246,3 +246,15 @@ def test_the_plugin_check_catches_a_forgotten_import(tmp_path):
         for mode in ("before", "after")}
     assert "forgotten" in got["after"]["methods"]
     assert "forgotten" not in got["before"]["methods"]
+
+
+# -- commands: every module of sdceval/cli is a command (issue 27 item 18) ------------------
+def test_every_cli_module_is_a_command():
+    """A module of ``sdceval/cli`` (listed with pkgutil; not ``__init__``, ``__main__``,
+    ``common`` or a private helper) left out of `COMMANDS` would vanish from
+    ``sdceval --help`` with no error (`contracts.check_commands_complete`)."""
+    import sdceval.cli
+    from contracts import check_commands_complete, command_modules
+    modules = command_modules(sdceval.cli)
+    assert len(modules) >= 10
+    check_commands_complete(modules, sdceval.cli.COMMANDS)

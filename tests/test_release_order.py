@@ -62,7 +62,7 @@ def test_published_rows_are_a_permutation_of_the_release(tmp_path, capsys, censu
     published = pd.read_csv(out)
     # no key or index column: exactly the release's columns
     assert list(published.columns) == list(rel.data.columns)
-    key_path = tmp_path / "masked.private-key.csv"
+    key_path = tmp_path / "masked.csv.private-key.csv"
     assert key_path_for(out) == key_path and key_path.exists()
     assert "private" in key_path.name and str(key_path) in err
     assert key_path.read_text().startswith(PRIVATE + " ")
@@ -87,7 +87,8 @@ def test_same_shuffle_seed_same_files_and_no_seed_a_fresh_order(tmp_path, capsys
     read = lambda name: (tmp_path / name).read_bytes()  # noqa: E731
     assert read("a.csv") == read("b.csv")
     # the keys differ only by the release's name they hold
-    assert read("a.private-key.csv").replace(b"a.csv", b"b.csv") == read("b.private-key.csv")
+    assert (read("a.csv.private-key.csv").replace(b"a.csv", b"b.csv")
+            == read("b.csv.private-key.csv"))
     # without --shuffle-seed the order is not derived from the (often published) --seed
     assert read("c.csv") != read("d.csv")
     same = [pd.read_csv(tmp_path / f"{x}.csv").sort_values("AFNLWGT").reset_index(drop=True)
@@ -159,7 +160,7 @@ def test_generalized_and_bucketized_releases_through_the_key(tmp_path, capsys, s
     # without its key the shuffled file is refused (its cells do not contain the records)
     os.remove(key_path_for(out))
     code, _, err = run(capsys, "evaluate", *roles, "--release", out, "--measures", measure)
-    assert code == 2 and "not in record order" in err and "rel.private-key.csv" in err
+    assert code == 2 and "not in record order" in err and "rel.csv.private-key.csv" in err
 
 
 # -- evaluate: a missing or wrong key --------------------------------------------------------
@@ -179,7 +180,7 @@ def test_shuffled_release_without_its_key_is_refused(tmp_path, capsys, two_relea
     assert code == 2
     assert str(key) in err and "--key" in err and "not in record order" in err
     assert "Traceback" not in err
-    with pytest.raises(sdceval.SdcevalError, match="a.private-key.csv"):
+    with pytest.raises(sdceval.SdcevalError, match="a.csv.private-key.csv"):
         read_release(census, a)
 
 
@@ -219,7 +220,7 @@ def test_no_key_reads_the_file_as_it_is(tmp_path, capsys, two_releases):
 
 # -- writing both files safely ------------------------------------------------------------
 def test_the_key_is_never_written_over_an_input(tmp_path, capsys):
-    data = tmp_path / "d.private-key.csv"  # the key name of --out d.csv
+    data = tmp_path / "d.csv.private-key.csv"  # the key name of --out d.csv
     rng = np.random.default_rng(0)
     pd.DataFrame({"a": rng.normal(size=50), "b": rng.normal(size=50)}).to_csv(data,
                                                                               index=False)

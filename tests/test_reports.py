@@ -204,3 +204,139 @@ def test_tradeoff_figures_are_titled_for_what_they_plot(reports):
     assert titles["tradeoff_query_error.png"].startswith("d: query error (%) against")
     assert "U_loss" not in titles["tradeoff_query_error.png"]
     assert titles["tradeoff.png"].startswith("d: aggregate utility loss (U_loss) against")
+
+
+# -- issue 27 item 14: the vectors and PBG reports open with one answer and the table a
+# person acts on ------------------------------------------------------------------------
+class _Tables(HTMLParser):
+    """The answer paragraphs and, in page order, every table's header texts and rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.answers, self.tables, self.order = [], [], []
+        self._cell = self._answer = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "p" and dict(attrs).get("class") == "answer":
+            self._answer = []
+        elif tag == "table":
+            self.tables.append({"head": [], "rows": []})
+            self.order.append(("table", len(self.tables) - 1))
+        elif tag == "tr" and self.tables:
+            self._row = []
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_data(self, data):
+        for buf in (self._cell, self._answer):
+            if buf is not None:
+                buf.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "p" and self._answer is not None:
+            self.answers.append(" ".join("".join(self._answer).split()))
+            self.order.append(("answer", len(self.answers) - 1))
+            self._answer = None
+        elif tag in ("th", "td") and self._cell is not None:
+            text = " ".join("".join(self._cell).split())
+            (self.tables[-1]["head"] if tag == "th" else self._row).append(text)
+            self._cell = None
+        elif tag == "tr" and getattr(self, "_row", None):
+            self.tables[-1]["rows"].append(self._row)
+            self._row = []
+
+
+def _first_table_after_answer(html_path) -> tuple[str, dict]:
+    page = _Tables()
+    page.feed(html_path.read_text(encoding="utf-8"))
+    i = next(n for n, (kind, _) in enumerate(page.order) if kind == "answer")
+    table = next(page.tables[j] for kind, j in page.order[i:] if kind == "table")
+    return page.answers[0], table
+
+
+def _sentences(text: str) -> int:
+    """Sentence ends: a full stop, question or exclamation mark before a space or the end
+    (not a decimal point)."""
+    return len(re.findall(r"[.!?](?=\s|$)", text))
+
+
+@pytest.fixture(scope="module")
+def four_releases(tmp_path_factory, reports):
+    """A vectors report of four releases (six pairs: the report opened with six run-on
+    sentences, one per pair)."""
+    from reports import _run
+    root = reports["vectors"].html.parents[1]
+    out = tmp_path_factory.mktemp("vectors4")
+    data = ["--data", str(root / "data" / "p.csv"), "--schema",
+            str(root / "data" / "schema.toml")]
+    stdout = _run(["vectors", *data, *[a for r in ("mondrian:k=5", "generalization:k=5",
+                                                   "bucketization:k=5", "mdav:k=5")
+                                       for a in ("--release", r)], "--out", str(out)])
+    return out / "report.html", stdout
+
+
+@pytest.mark.parametrize("which", ["two", "four"])
+def test_vectors_report_opens_with_one_sentence_and_the_releases_best_first(
+        reports, four_releases, which):
+    html = reports["vectors"].html if which == "two" else four_releases[0]
+    answer, table = _first_table_after_answer(html)
+    assert _sentences(answer) == 1 and answer.endswith("."), answer
+    assert answer[0].isupper() and "leaves the fewest records worse off" in answer
+    # one row per release, best first, one column per property and the ranking's key
+    n = 2 if which == "two" else 4
+    assert len(table["rows"]) == n, table
+    assert table["head"][0] == "release"
+    assert "mean over the properties" in table["head"] and "dominated by" in table["head"]
+    assert "class size" in table["head"]
+    means = [float(r[table["head"].index("mean over the properties")].rstrip(" %"))
+             for r in table["rows"]]
+    assert means == sorted(means)
+    assert table["rows"][0][0][1:] in answer  # its first letter capitalized there
+
+
+def test_vectors_console_opens_with_the_same_answer(four_releases):
+    html, stdout = four_releases
+    answer, _ = _first_table_after_answer(html)
+    assert " ".join(stdout.split("\n\n")[0].split()) == answer
+
+
+def test_pbg_report_opens_with_the_generalizations_found(reports):
+    import pandas as pd
+    r = reports["pbg"]
+    answer, table = _first_table_after_answer(r.html)
+    assert _sentences(answer) == 1 and answer.endswith("."), answer
+    assert "age at level" in answer and "sex at level" in answer
+    # rows are generalizations: one column per quasi-identifier, then the objectives
+    assert table["head"][:2] == ["level of age", "level of sex"], table["head"]
+    assert any(h.startswith("k-anonymity") for h in table["head"])
+    assert any(h.startswith("generalization loss") for h in table["head"])
+    found = pd.read_csv(r.html.parent / "generalizations.csv")
+    assert len(table["rows"]) == len(found) > 0
+    # best first by the stated rule, and none beats another on both objectives
+    assert found["distance"].is_monotonic_increasing
+    k, glm = found["k"].to_numpy(), found["glm"].to_numpy()
+    assert not any((k[j] >= k[i]) and (glm[j] <= glm[i]) and (k[j], glm[j]) != (k[i], glm[i])
+                   for i in range(len(found)) for j in range(len(found)))
+    first = found.iloc[0]
+    assert f"age at level {first['level_age']}" in answer
+    assert "distance to the ideal" in r.html.read_text(encoding="utf-8")
+
+
+def test_vectors_answer_is_the_same_from_the_results_store(reports, tmp_path):
+    """The releases' order is read from stored data (the unary table's directions), so a
+    resumed run says what the run that computed it said."""
+    from reports import _run
+    data = reports["vectors"].html.parents[1] / "data"
+    path = tmp_path / "v.toml"
+    path.write_text(f'[[vectors]]\ndata = "{(data / "p.csv").as_posix()}"\n'
+                    f'schema = "{(data / "schema.toml").as_posix()}"\n'
+                    'releases = ["mondrian:k=5", "generalization:k=5", "bucketization:k=5"]\n')
+    answers = []
+    for _ in range(2):  # computed, then read back from the store
+        _run(["run", str(path), "--out", str(tmp_path / "out")])
+        answers.append(_first_table_after_answer(tmp_path / "out" / "report.html"))
+    assert answers[0] == answers[1]
+    head, rows = answers[0][1]["head"], answers[0][1]["rows"]
+    # bucketization loses no information: no release serves a record better on GLM
+    glm = head.index("generalization loss (GLM)")
+    assert next(r for r in rows if r[0] == "bucketization k = 5")[glm] == "0 %"

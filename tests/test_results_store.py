@@ -318,7 +318,7 @@ def test_sdceval_results_reads_every_measurement(tmp_path, capsys):
     import sdceval
     df = sdceval.results(out)
     assert list(df.columns[:3]) == ["job", "kind", "data"]
-    assert list(df.columns[-3:]) == ["measure", "value", "job_hash"]
+    assert list(df.columns[-4:]) == ["measure", "measure_params", "value", "job_hash"]
     assert set(df["kind"]) == {"evaluation", "comparison"}
     comp = df[(df["kind"] == "comparison") & (df["measure"] == "propensity")]
     assert set(comp["method"]) == {"mdav", "noise"}

@@ -42,7 +42,7 @@ import warnings
 from sdceval.cli import (anonymize, compare, evaluate, hierarchy, lattice, listing, pbg,
                          results, run, tradeoff, vectors)
 from sdceval.cli.anonymize import cmd_anonymize
-from sdceval.cli.common import BUNDLED_NAMES, _add_common_options, _HelpFormatter
+from sdceval.cli.common import BUNDLED_NAMES, PLUGINS_ENV, _add_common_options, _HelpFormatter
 from sdceval.cli.compare import cmd_compare
 from sdceval.cli.evaluate import cmd_evaluate
 from sdceval.cli.hierarchy import cmd_hierarchy
@@ -67,8 +67,6 @@ __all__ = ["BUNDLED_NAMES", "COMMANDS", "EXIT_ERROR", "EXIT_SIGINT", "EXIT_SIGPI
            "cmd_tradeoff", "cmd_vectors", "direction_words", "main"]
 
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
-#: `sdceval.catalog.PLUGINS_ENV` (not imported from there: the catalog loads every plugin)
-PLUGINS_ENV = "SDCEVAL_PLUGINS"
 
 # the subcommands, in the order ``sdceval --help`` lists them: a command is a module
 # whose ``add_parser(sub)`` adds its subparser, options and function
@@ -92,9 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         s = command.add_parser(sub)
         # the function runs by its name on this package, so that replacing
-        # ``sdceval.cli.cmd_list`` (as the tests do) replaces what the command runs
+        # ``sdceval.cli.cmd_list`` (as the tests do) replaces what the command runs; a
+        # command that reads data is wrapped for --print-schema
+        # (`sdceval.cli.common._print_schema_or`), which runs its ``command`` attribute
         func = s.get_default("func")
-        s.set_defaults(func=globals().get(func.__name__, func))
+        wrapped = getattr(func, "command", None)
+        if wrapped is not None:
+            func.command = globals().get(wrapped.__name__, wrapped)
+        else:
+            s.set_defaults(func=globals().get(func.__name__, func))
     return p
 
 

@@ -1,7 +1,7 @@
 """``sdceval anonymize``: apply one method to a data set and write the release.
 
 The release file's rows are in a random order and a private key file beside it
-(``masked.csv`` -> ``masked.private-key.csv``) says which record each row protects, for
+(``masked.csv`` -> ``masked.csv.private-key.csv``) says which record each row protects, for
 ``sdceval evaluate``; ``--keep-order`` writes record order and no key (for analysis
 only).  See `sdceval.core.release_order`.
 """
@@ -27,8 +27,9 @@ def add_parser(sub):
     s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
     s.add_argument("--out", required=True,
                    help="output CSV (Parquet for .parquet; never an input file), rows "
-                        "in a random order; its private key goes beside it (OUT.csv -> OUT.private-key.csv: "
-                        "which record each row protects; keep it, never publish it)")
+                        "in a random order; its private key goes beside it (OUT.csv -> "
+                        "OUT.csv.private-key.csv: which record each row protects; keep "
+                        "it, never publish it; never written over another file)")
     order = s.add_argument_group("row order")
     order.add_argument("--shuffle-seed", type=int, metavar="N",
                        help="seed of the random row order, for a reproducible file; keep "

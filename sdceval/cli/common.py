@@ -11,6 +11,9 @@ from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
 
 BUNDLED_NAMES = ("census", "eia", "adult", "adult-train", "adult-arx")  # = loaders.BUNDLED
+#: `sdceval.catalog.PLUGINS_ENV` (not imported from there: the catalog loads every
+#: method and measure, and pandas with them)
+PLUGINS_ENV = "SDCEVAL_PLUGINS"
 
 
 # -- options -----------------------------------------------------------------------
@@ -62,6 +65,9 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
                    help="bundled data set (%s) or a CSV/Parquet file"
                         % ", ".join(BUNDLED_NAMES))
     roles = " (default: the schema's; for a bundled data set its own roles)"
+    g.add_argument("--sep", metavar="CHAR",
+                   help="the separator of a CSV --data file: one character, or tab "
+                        "(default: found from the file's first lines: , ; tab or |)")
     g.add_argument("--schema", help="TOML file with column roles and hierarchies (see "
                                     "README, 'Your own data') (default: none: roles from "
                                     "the options below, or inferred from the data)")
@@ -118,15 +124,14 @@ class _PrintSchema(argparse.Action):
 
 def _print_schema_or(command):
     """The function of a command that reads data: with ``--print-schema``, print the
-    schema and return 0 without running ``command``; else run the command: the one of
-    that name in `sdceval.cli` if there is one (which the tests may replace, as
-    `sdceval.cli.build_parser` looks it up), else ``command``."""
+    schema and return 0 without running the command; else run ``run.command`` (read at
+    call time: `sdceval.cli.build_parser` sets it to the function of that name in
+    `sdceval.cli`, which the tests may replace; this module never imports its own
+    package)."""
     def run(args):
         if getattr(args, "print_schema", False):
             return _print_schema(args)
-        import sdceval.cli as cli
-        return getattr(cli, command.__name__, command)(args)
-    # a name of its own: build_parser looks the function up by name in sdceval.cli
+        return run.command(args)
     run.__name__ = run.__qualname__ = f"{command.__name__}_or_print_schema"
     run.command = command
     return run
@@ -193,13 +198,14 @@ def _dataset(args, notes: bool = True, unused_roles=(), user: str = ""):
     missing values are not counted, `sdceval.core.loaders.open_dataset`)."""
     from sdceval.core.fileio import protect
     from sdceval.core.loaders import open_dataset
+    _check_out(args)
     protect(args.data if Path(args.data).exists() else None, args.schema)
     ds = open_dataset(args.data, schema_file=args.schema, qi=_split(args.qi),
                       sensitive=args.sensitive, numeric=_split(args.numeric),
                       label=args.label, passthrough=_split(getattr(args, "keep", None)),
                       keep_identifiers=_split(getattr(args, "keep_identifier", None)),
                       missing=getattr(args, "missing", None), unused_roles=unused_roles,
-                      user=user)
+                      user=user, sep=getattr(args, "sep", None))
     protect(*ds.input_files)
     if notes:
         for note in dict.fromkeys(ds.messages):
@@ -224,6 +230,17 @@ def _models(ds, specs):
 
 
 # -- output --------------------------------------------------------------------------
+def _check_out(args) -> None:
+    """``--out`` where nothing can be written (under a regular file, in ``/proc``, a
+    read-only folder) is an error before any work, naming the path and the fix
+    (`sdceval.core.fileio.check_output`; whether a file or a folder is expected is
+    checked when it is written, by `sdceval.core.fileio.atomic_write`)."""
+    out = getattr(args, "out", None)
+    if out and not getattr(args, "print_schema", False):
+        from sdceval.core.fileio import check_output
+        check_output(out, folder=None)
+
+
 def _say(args, msg: str) -> None:
     """A progress message or note on stderr; dropped (with every later one) when stderr
     is a closed pipe, so that it never stops a result file (issue 22 item 8)."""

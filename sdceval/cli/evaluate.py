@@ -1,11 +1,11 @@
 """``sdceval evaluate``: measure a release written by ``anonymize`` against the
 original.
 
-The release's private key file (beside it, ``masked.private-key.csv``, or ``--key``)
-puts its shuffled rows back in record order, after checking that it belongs to this
-release and this data set; a release without a key must be in record order
-(``anonymize --keep-order``; ``--no-key`` reads it without checking).  See
-`sdceval.core.release_order`.
+The release's private key file (beside it, ``masked.csv.private-key.csv``, or
+``--key``) puts its shuffled rows back in record order, after checking that it belongs
+to this release and this data set; a release without a key must be in record order
+(``anonymize --keep-order``; ``--no-key`` reads it without checking, and is refused
+when a key lies beside the release).  See `sdceval.core.release_order`.
 
 Every measure asked for is checked against the release before any is computed
 (`MeasureSpec.check_release`: the release's kind and what the measure needs): those that
@@ -29,11 +29,12 @@ def add_parser(sub):
     key.add_argument("--key", metavar="FILE",
                      help="the release's private key file, which record each published "
                           "row protects (default: RELEASE.private-key.csv beside the "
-                          "release if it exists; none for a release in record order)")
+                          "release, e.g. masked.csv.private-key.csv, if it exists; none "
+                          "for a release in record order)")
     key.add_argument("--no-key", action="store_true",
                      help="the release is in record order (anonymize --keep-order, or "
                           "another tool's): read it as it is, without a key and without "
-                          "checking its order")
+                          "checking its order (refused if a key lies beside it)")
     s.add_argument("--measures", default="linkage_risk,propensity,emd",
                    help="comma-separated measures, parameters after a colon "
                         "(e.g. propensity:model=linear,emd)")
@@ -47,12 +48,12 @@ def cmd_evaluate(args) -> int:
     from sdceval.compare.ranking import parse_measure_list
     from sdceval.core.fileio import protect, write_json
     from sdceval.core.release_io import read_release
-    from sdceval.core.release_order import key_path_for
+    from sdceval.core.release_order import key_beside
     ds = _dataset(args)
-    protect(args.release, args.key, key_path_for(args.release))
+    beside = key_beside(args.release)
+    protect(args.release, args.key, beside)
     measures = parse_measure_list(args.measures)
-    beside = key_path_for(args.release)
-    if args.key or (not args.no_key and beside.exists()):
+    if args.key or (not args.no_key and beside is not None):
         _say(args, f"reading {args.release} in record order with its key "
                    f"{args.key or beside}")
     rel = read_release(ds, args.release, key=False if args.no_key else args.key)

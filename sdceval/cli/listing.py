@@ -2,7 +2,9 @@
 every registry's entries (with their typed parameters) and the bundled data sets."""
 from __future__ import annotations
 
-from sdceval.cli.common import _add_command
+import os
+
+from sdceval.cli.common import PLUGINS_ENV, _add_command
 
 
 def add_parser(sub):
@@ -14,10 +16,12 @@ def add_parser(sub):
 
 
 #: ``sdceval list WHAT``: the registry's plural name and the module that fills it; each
-#: list imports only its own modules (the measures load more of scipy)
-LISTS = {"methods": ("methods", "sdceval.catalog"),
-         "measures": ("measures", "sdceval.catalog"),
-         "models": ("privacy models", "sdceval.catalog"),
+#: list imports only its own modules (issue 27 item 23: ``list methods`` loads neither
+#: pandas nor the measures; the user's plugins, which may register in any registry,
+#: are loaded through `sdceval.catalog` only when ``$SDCEVAL_PLUGINS`` names some)
+LISTS = {"methods": ("methods", "sdceval.methods"),
+         "measures": ("measures", "sdceval.measures"),
+         "models": ("privacy models", "sdceval.privacy"),
          "objectives": ("lattice objectives", "sdceval.lattice.objectives"),
          "properties": ("property vectors", "sdceval.vectors.properties"),
          "rules": ("suppression rules", "sdceval.lattice.suppression"),
@@ -94,6 +98,9 @@ def cmd_list(args) -> int:
             print(f"{info.name:12s} {info.description}")
         return 0
     importlib.import_module(module)
+    if os.environ.get(PLUGINS_ENV):
+        from sdceval.catalog import load_plugins
+        load_plugins()
     from sdceval.core.registry import REGISTRIES
     registry = REGISTRIES[plural]
     entries = registry.all() if args.what in ("methods", "measures") else \

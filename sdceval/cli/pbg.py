@@ -40,8 +40,8 @@ def cmd_pbg(args) -> int:
     from sdceval.core.fileio import write_json
     from sdceval.experiments.executor import Executor
     from sdceval.experiments.jobs import command_job, report_section
-    from sdceval.experiments.pbg_job import (pbg_answer, pbg_result, summary_by_metric,
-                                              write_pbg)
+    from sdceval.experiments.pbg_job import (pbg_answer, pbg_result, shown_generalizations,
+                                              summary_by_metric, write_pbg)
     ds = _dataset(args)
     eps = _numbers(args.eps, "--eps")
     job = command_job("pbg", ds, "pbg", objectives=args.objectives,
@@ -64,6 +64,7 @@ def cmd_pbg(args) -> int:
              "first seed": str(args.seed)}))
         _say(args, "wrote " + ", ".join(str(f) for f in files))
     print(_answer(pbg_answer(study)) + "\n")
+    print(shown_generalizations(study) + "\n")
     eps_txt = ",".join(f"{e:g}" for e in study.eps)
     print(f"{ds.name}: {', '.join(study.objectives)} (goals {', '.join(study.goals)}), "
           f"eps {eps_txt}, {len(study.runs)} runs, lattice {study.lattice_size:,} nodes"

@@ -1,6 +1,7 @@
 """``sdceval results OUT``: every measurement of a campaign's results store as one tidy
 table (`sdceval.experiments.store.read_measurements`): one row per measurement, the
-job's parameters as columns, to stdout or a file."""
+job's parameters as columns, the measure's name and parameters apart (docs/store.md),
+to stdout or a file."""
 from __future__ import annotations
 
 import sys
@@ -17,9 +18,11 @@ def add_parser(sub):
     s.add_argument("folder", help="the output folder of an `sdceval run` (it holds "
                                   "results.sqlite)")
     s.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
-                   help="keep the rows whose COLUMN equals VALUE (compared as text); "
-                        "repeat to combine, e.g. --where measure=emd --where method=mdav "
-                        "(default: every row)")
+                   help="keep the rows whose COLUMN equals VALUE (compared as text; "
+                        "measure is the measure's name, its parameters are in "
+                        "measure_params); repeat to combine, e.g. --where measure=u_loss "
+                        "--where threshold=10; a column or value no row has is an error "
+                        "naming what there is (default: every row)")
     s.add_argument("--format", choices=FORMATS, default="csv",
                    help="csv or json to stdout (or --out), parquet to --out (needs the "
                         "[parquet] extra)")

@@ -107,10 +107,10 @@ def cmd_vectors(args) -> int:
             {"releases": ", ".join(args.release), "seed": str(args.seed),
              "suppressed records": args.suppressed}))
         _say(args, "wrote " + ", ".join(str(f) for f in files))
-    from sdceval.experiments.vectors_job import pair_answer
+    from sdceval.experiments.vectors_job import pair_answer, shown_summary, vectors_answer
     pairs = list(dict.fromkeys(zip(comp.pairs["first"], comp.pairs["second"])))
-    for a, b in pairs:
-        print(_answer(pair_answer(comp, a, b)))
+    print(_answer(vectors_answer(comp)) + "\n")
+    print(_table(args, shown_summary(comp), keep=2))
     print(f"\n{ds.name}: {ds.n} records; suppressed records: {args.suppressed}")
     cols = ["release", "property", "n", "worst", "mean", "sum"]
     cols += [c for c in comp.unary.columns if c not in cols and c != "direction"]
@@ -120,6 +120,7 @@ def cmd_vectors(args) -> int:
     for a, b in pairs:
         rows = comp.pairs[(comp.pairs["first"] == a) & (comp.pairs["second"] == b)]
         print(f"\n{release_label(a)} (first)  vs  {release_label(b)} (second)")
+        print(_answer(pair_answer(comp, a, b)))
         show = rows[["property", "relation", "share_better_first", "share_better_second",
                      "n_compared", "p_binary_12", "p_binary_21", "p_cov_12", "p_cov_21",
                      "p_spr_12", "p_spr_21", "log_p_hv_12", "log_p_hv_21"]]

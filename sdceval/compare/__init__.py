@@ -2,14 +2,17 @@
 
 The package is callable: ``sdceval.compare(data, methods, **options)`` is
 `sdceval.compare.ranking.compare`, which takes a `Dataset` or a pandas DataFrame with
-its roles as keywords (``sdceval.compare(df, numeric=["income", "visits"])``).
+its roles as keywords (``sdceval.compare(df, numeric=["income", "visits"])``); its
+options are parsed once into a `ComparisonPlan` (`plan_comparison`), which
+`run_comparison` runs, as the ``[[comparison]]`` job does.
 """
 import sys
 from types import ModuleType
 
 from sdceval.compare.bisection import BisectionResult, bisect_risk
 from sdceval.compare.frontier import efficient_frontier
-from sdceval.compare.ranking import Comparison, compare
+from sdceval.compare.ranking import (Comparison, ComparisonPlan, compare, plan_comparison,
+                                     run_comparison)
 
 
 class _CallablePackage(ModuleType):
@@ -22,4 +25,5 @@ class _CallablePackage(ModuleType):
 
 sys.modules[__name__].__class__ = _CallablePackage
 
-__all__ = ["bisect_risk", "BisectionResult", "compare", "Comparison", "efficient_frontier"]
+__all__ = ["bisect_risk", "BisectionResult", "compare", "Comparison", "ComparisonPlan",
+           "efficient_frontier", "plan_comparison", "run_comparison"]

@@ -8,6 +8,11 @@ blocks run); `remove_partial_files` is the last resort for a hard exit.  Files a
 created with mode ``0o666`` filtered by the process umask, as ``open()`` would create
 them (``mkstemp``'s 0o600 made every output private to its owner).
 
+`check_output` finds an output path nothing can be written to (a folder where a file
+is expected, a path under a regular file, ``/proc``, a read-only folder) before any
+work, and `atomic_write` turns any such failure when writing into an `SdcevalError`
+naming the path and the fix.
+
 `protect` registers what the user gave (data, schema, hierarchy files, a release being
 evaluated, an experiment file): no output may replace one of them.
 """
@@ -73,16 +78,80 @@ def _check(path: Path, extra: Iterable = ()) -> None:
                            "choose another --out")
 
 
+def _cannot(path, why: str, fix: str = "choose another output path (--out)"
+            ) -> SdcevalError:
+    return SdcevalError(f"cannot write {str(path)!r}: {why}; {fix}")
+
+
+_NAME_A_FILE = "give --out a file name (one inside that folder, say)"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _no_nul(path) -> Path:
+    """``path`` as a `Path`; one holding a NUL byte, which no system call accepts, is an
+    error naming it."""
+    if "\0" in str(path):
+        raise _cannot(str(path), "the path holds a NUL byte")
+    return Path(path)
+
+
+def check_output(path, folder: bool | None = False) -> Path:
+    """Check that ``path`` can be written as an output file (``folder=False``) or an
+    output folder (``folder=True``; ``None``: either, checking only where it would go),
+    before any work: an `SdcevalError` naming the path and the fix when
+
+    * it is a folder where a file is expected, or a file where a folder is;
+    * its nearest existing ancestor is a file (``data.csv/out.csv``), not a folder;
+    * nothing can be created in that ancestor (``/proc``, a read-only or foreign folder):
+      found by creating and removing an empty probe file there, since permission bits
+      do not tell (root may write anywhere but ``/proc`` refuses everyone).
+
+    Nothing is left behind; missing folders are not created (`atomic_write` does)."""
+    path = _no_nul(path)
+    if path.is_dir() and folder is False:
+        raise _cannot(path, "it is a folder", _NAME_A_FILE)
+    if path.exists() and not path.is_dir() and folder:
+        raise _cannot(path, "it is a file, not a folder", "give a folder for --out")
+    anc = path if folder else path.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise _cannot(path, f"{str(anc)!r} is a file, not a folder")
+    probe = anc / f".sdceval-probe.{secrets.token_hex(6)}.tmp"
+    _pending.add(probe)
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise _cannot(path, f"nothing can be created in {str(anc)!r} "
+                            f"({_reason(exc)})") from None
+    finally:
+        probe.unlink(missing_ok=True)
+        _pending.discard(probe)
+    return path
+
+
 def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = ()) -> Path:
     """Write via ``writer(tmp_path)`` into a temp file beside ``path``, then rename.
 
     The temp file is created ``O_EXCL`` with mode 0o666, so the kernel applies the
     umask exactly as for any new file; ``writer`` reopens it by name (pandas,
-    matplotlib), which keeps that mode.  It is removed on any exit path.
+    matplotlib), which keeps that mode.  It is removed on any exit path.  A path that
+    cannot be written (`check_output`: a folder, a path under a file, ``/proc``) and an
+    operating-system error while writing (a full disk) are an `SdcevalError` naming the
+    path, with no partial file left.
     """
-    path = Path(path)
+    path = _no_nul(path)
     _check(path, protected)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise _cannot(path, "it is a folder", _NAME_A_FILE)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        check_output(path)  # names what is in the way: a file, /proc
+        raise _cannot(path, f"its folder cannot be created ({_reason(exc)})") from None
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     # registered before it exists, so an interrupt at any point leaves nothing behind;
     # unlinking a name that was never created is a no-op
@@ -91,6 +160,10 @@ def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = ())
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         writer(tmp)
         os.replace(tmp, path)
+    except ConnectionError:  # a closed pipe (BrokenPipeError) is the CLI's to handle
+        raise
+    except OSError as exc:
+        raise _cannot(path, _reason(exc)) from None
     finally:
         tmp.unlink(missing_ok=True)
         _pending.discard(tmp)

@@ -18,10 +18,13 @@ never used nor published).  A DataFrame given without any role gets the roles a 
 given without any gets on the command line (`sdceval.core.inference.infer_roles`: its
 numeric columns become ``numeric``, a column that identifies the records
 ``identifier``); the roles inferred are in ``Dataset.messages``.  The caller's DataFrame
-is never modified.  The same frame and roles give the same `Dataset` (same codes and
+is never modified.  Column names are text: integer names (``pd.DataFrame(array)``)
+become ``"0"``, ``"1"``, ..., and a role may name them either way (``numeric=[0, 1]`` or
+``["0", "1"]``); duplicated names and a MultiIndex on the columns are refused, naming
+them and the fix.  The same frame and roles give the same `Dataset` (same codes and
 hierarchies), so a release made by `anonymize` is evaluated against what it was made
 from.  A release may also be
-given as a DataFrame (a table read from disk: an ``external`` release).
+given as a DataFrame (a table read from disk) with its private key, ``key=`` (`as_release`).
 """
 from __future__ import annotations
 
@@ -33,8 +36,8 @@ import pandas as pd
 from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError
 from sdceval.core.inference import assign_roles
-from sdceval.core.release import Release, external_release
-from sdceval.core.schema import Schema, load_hierarchies
+from sdceval.core.release import Release
+from sdceval.core.schema import Schema, column_names, load_hierarchies
 
 #: keywords that give a DataFrame's roles (never passed to a method or a measure)
 ROLE_KEYWORDS = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore",
@@ -70,6 +73,9 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
                            f"{type(data).__name__}; e.g. sdceval.anonymize(df, 'mdav', k=5, "
                            "numeric=['income', 'visits'])")
     frame = data.copy(deep=True)  # the Dataset keeps it; the caller's frame stays theirs
+    # names as text, on the copy (a role may name column 0 as 0 or "0"); duplicated
+    # names and a MultiIndex are refused, naming them and the fix (issue 27 item 9)
+    frame.columns = column_names(frame)
     name = name or "DataFrame"
     if isinstance(schema, Schema):
         if hierarchies is not None:
@@ -83,9 +89,9 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
         from sdceval.core.loaders import read_schema_file
         spec = dict(read_schema_file(schema))
         spec["hierarchies"] = {**load_hierarchies(spec, Path(schema).parent, frame=frame),
-                               **dict(hierarchies or {})}
+                               **{str(c): h for c, h in dict(hierarchies or {}).items()}}
     elif hierarchies is not None:
-        spec["hierarchies"] = dict(hierarchies)
+        spec["hierarchies"] = {str(c): h for c, h in dict(hierarchies).items()}
     for role, columns in given.items():
         spec[role] = columns
     spec, notes = assign_roles(frame, spec)
@@ -94,15 +100,14 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
     return ds
 
 
-def as_release(dataset: Dataset, release) -> Release:
-    """``release`` as a `Release` of ``dataset``: a `Release` as it is, a DataFrame of
-    released records (row ``i`` protects record ``i``) as an ``external`` release."""
-    if isinstance(release, Release):
-        return release
-    if isinstance(release, pd.DataFrame):
-        return external_release(dataset, release.copy(deep=True), "DataFrame")
-    raise SdcevalError(f"release must be a Release (from sdceval.anonymize) or a DataFrame "
-                       f"of released records, got {type(release).__name__}")
+def as_release(dataset: Dataset, release, key=None) -> Release:
+    """``release`` as a `Release` of ``dataset``, in record order: a `Release` as it is,
+    the path of a release file or a DataFrame of released records (a file read with
+    pandas) read and checked exactly as ``sdceval evaluate`` reads a file, with its
+    private ``key`` (`sdceval.core.release_io.release_of`: a shuffled DataFrame without
+    its key is refused)."""
+    from sdceval.core.release_io import release_of
+    return release_of(dataset, release, key=key)
 
 
 __all__ = ["ROLE_KEYWORDS", "as_dataset", "as_release", "split_roles"]

@@ -18,13 +18,15 @@ import io
 import math
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import read_text_file
+
+if TYPE_CHECKING:  # imported where used: the method modules import this one, and
+    import pandas as pd  # `sdceval list methods` must not load pandas (issue 27)
 
 ROOT_LABEL = "*"
 #: a number as a number writer prints it: no leading zeros, no '+', no spaces
@@ -55,6 +57,52 @@ def check_finite(values: np.ndarray, name: str) -> None:
                                "it (or set the schema's missing policy)")
         raise SdcevalError(f"column {name!r} holds {'inf' if first > 0 else '-inf'}: remove "
                            "or cap it (numbers must be finite)")
+
+
+def nice_width(raw: float) -> float:
+    """The smallest of 1, 2, 5 times a power of ten that is at least ``raw`` (> 0)."""
+    mag = 10 ** math.floor(math.log10(raw))
+    return float(min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=10 * mag))
+
+
+def interval_grid(vals: np.ndarray, levels: int, name: str, whole: bool = False,
+                  clip: bool = False) -> tuple[list[float], float]:
+    """Widths and origin of the interval levels for sorted, distinct, finite ``vals``
+    (`Hierarchy.auto_intervals`, `sdceval.core.hierarchy_builders.build_intervals`): a
+    "nice" base width (`nice_width` of range / 2**levels; at least 1 when ``whole``),
+    doubled at each of ``levels`` levels, aligned at a multiple of the base width at or
+    below the minimum.
+
+    The range is taken as max/2 - min/2 (halving is exact), which cannot overflow.  When
+    the grid itself cannot be written in floating point (the distance from its origin to
+    the maximum, or, unless ``clip`` keeps the labels within the data, the end of the last
+    interval, beyond the largest float, about 1.8e308) the column is refused, naming it
+    and its range: no interval label could hold its values."""
+    if not len(vals):
+        raise SdcevalError(f"column {name!r}: an interval hierarchy needs finite numbers")
+    lo, hi = float(vals[0]), float(vals[-1])
+    half_span = hi / 2 - lo / 2 if len(vals) > 1 else 0.5
+    base = nice_width(max(half_span / 2.0 ** (levels - 1), 1e-12))
+    if whole:
+        base = max(base, 1.0)  # whole widths for whole numbers: [40-44], never [40, 40.5)
+    widths = [base * 2.0 ** i for i in range(levels)]
+    # Python floats: an overflow gives inf, never an exception
+    first = lo / base
+    origin = math.floor(first) * base if math.isfinite(first) else math.inf
+    if origin > lo:  # lo / base rounded up to a whole number (-5e-324 / 2 is -0.0)
+        origin -= base
+    reach = hi - origin  # inf when the grid is wider than floats go
+    # the start of the last interval is within the data; its end may not be
+    top = (widths[-1] * math.floor(reach / widths[-1]) + origin + widths[-1]
+           if math.isfinite(reach) else math.inf)
+    if not (math.isfinite(widths[-1]) and math.isfinite(reach) and origin <= lo
+            and (clip or math.isfinite(top))):
+        raise SdcevalError(
+            f"column {name!r} spans {lo:g} to {hi:g}: intervals over that range go beyond "
+            "the largest floating-point number (about 1.8e308); rescale the column (e.g. "
+            "divide it by a power of ten) or give its hierarchy in the schema "
+            "([hierarchies])")
+    return widths, origin
 
 
 class Hierarchy:
@@ -101,6 +149,7 @@ class Hierarchy:
     builder: str | None = None
 
     def __init__(self, table, name: str = "", numeric: bool = False):
+        import pandas as pd
         rows = self._rows(table, name)
         self.name = name
         self.numeric = bool(numeric)
@@ -209,6 +258,7 @@ class Hierarchy:
 
     @staticmethod
     def _rows(table, name):
+        import pandas as pd
         if isinstance(table, pd.DataFrame):
             rows = table.astype(str).values.tolist()
         else:
@@ -231,6 +281,7 @@ class Hierarchy:
     @classmethod
     def flat(cls, values, name: str = "") -> "Hierarchy":
         """Two-level hierarchy: each value, then ``*``."""
+        import pandas as pd
         values = pd.unique(pd.Series(list(values)).astype(str))
         return cls([[v, ROOT_LABEL] for v in values], name=name)
 
@@ -291,12 +342,7 @@ class Hierarchy:
         (1, 2 or 5 times a power of ten, about range/2**levels), doubled at each level."""
         vals = np.unique(np.asarray(list(values), dtype=float))
         check_finite(vals, name)
-        span = float(vals.max() - vals.min()) if len(vals) > 1 else 1.0
-        raw = max(span / 2 ** levels, 1e-12)
-        mag = 10 ** math.floor(math.log10(raw))
-        base = min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=10 * mag)
-        widths = [base * 2 ** i for i in range(levels)]
-        origin = math.floor(vals.min() / base) * base
+        widths, origin = interval_grid(vals, levels, name)
         return cls.intervals(vals, widths, name=name, origin=origin)
 
     @classmethod
@@ -352,6 +398,7 @@ class Hierarchy:
 
     def to_frame(self) -> pd.DataFrame:
         """The table, one row per leaf, columns ``level0..levelH``."""
+        import pandas as pd
         return pd.DataFrame(self._table, columns=[f"level{j}" for j in range(self.height + 1)])
 
     def to_csv(self, path, delimiter: str = ";") -> None:
@@ -365,6 +412,7 @@ class Hierarchy:
 
     def encode(self, values, column: str | None = None) -> np.ndarray:
         """Leaf codes of data values; error naming the values missing from the tree."""
+        import pandas as pd
         s = pd.Series(values)
         if self.numeric:
             num = pd.to_numeric(s, errors="coerce").to_numpy(float)
@@ -414,7 +462,9 @@ class Hierarchy:
             return lab
         if self.numeric:
             a, b = self.leaf_values[int(lo)], self.leaf_values[int(hi)]
-            return f"[{_fmt(a)}-{_fmt(b)}]"
+            # leaf values written exactly (repr): a bound rounded to 10 digits can
+            # exclude its own record's value (issue 27 item 4)
+            return f"[{_fmt(a, exact=True)}-{_fmt(b, exact=True)}]"
         return "{" + ",".join(self.leaves[int(lo):int(hi) + 1]) + "}"
 
     def labels_of(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -23,7 +23,9 @@ grouping-based).
   ``[55-90]``, never ``[80-159]``.  Integer data get closed labels ``[40-44]``, real
   data ``[40, 45)`` (``[85, 90.5]``, closed, for the interval holding the maximum).
   Widths from the range rather than from quantiles: the labels are round numbers and
-  the same data always give the same intervals.
+  the same data always give the same intervals.  The grid is `interval_grid`'s, shared
+  with `Hierarchy.auto_intervals`: values spanning about +-1e308, whose intervals no
+  float can bound, are refused naming the column and its range.
 * **masking** (`build_masking`, ARX's redaction): one more character replaced by ``*``
   per level, from the right, up to the root ``*``: a hierarchy of height = code
   length (every level kept, as ARX does, even one that groups nothing).  Codes sort as
@@ -64,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError
-from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy, check_finite
+from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy, check_finite, interval_grid
 
 #: interval levels of a numeric hierarchy (then ``*``), as `Hierarchy.auto_intervals`
 INTERVAL_LEVELS = 4
@@ -143,12 +145,6 @@ def build_hierarchy(values, name: str = "", kind: str | None = None) -> Hierarch
     return h
 
 
-def _nice(raw: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is at least ``raw``."""
-    mag = 10 ** math.floor(math.log10(raw))
-    return min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=10 * mag)
-
-
 def build_intervals(values, name: str = "", levels: int = INTERVAL_LEVELS) -> Hierarchy:
     """Numeric intervals with labels within the data's range (module docstring)."""
     try:
@@ -161,12 +157,8 @@ def build_intervals(values, name: str = "", levels: int = INTERVAL_LEVELS) -> Hi
         raise SdcevalError(f"column {name!r}: an interval hierarchy needs finite numbers")
     if levels < 1:
         raise SdcevalError(f"hierarchy {name!r}: levels must be at least 1, got {levels}")
-    span = float(vals[-1] - vals[0]) if len(vals) > 1 else 1.0
-    base = _nice(max(span / 2 ** levels, 1e-12))
-    if np.all(vals == np.round(vals)):
-        base = max(base, 1.0)  # whole widths for whole numbers: [40-44], never [40, 40.5)
-    widths = [base * 2 ** i for i in range(levels)]
-    origin = math.floor(vals[0] / base) * base
+    whole = bool(np.all(vals == np.round(vals)))  # widths of at least 1: [40-44]
+    widths, origin = interval_grid(vals, levels, name, whole=whole, clip=True)
     h = Hierarchy.intervals(vals, widths, name=name, origin=origin, clip=True)
     h.builder = "intervals"
     return h

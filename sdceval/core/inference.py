@@ -2,12 +2,15 @@
 none are given (issue 19 item 5).
 
 A column that identifies the records (`identifier_reason`: named like an identifier, or
-holding the record numbers, or one distinct value per record) is never inferred as a
+holding the record numbers, or one distinct code per record) is never inferred as a
 quasi-identifier or a numeric attribute: it gets role ``identifier`` (never used nor
 published) unless the user names it in a role, which is respected with a note; and
-``--keep`` refuses to publish it unless forced (``--keep-identifier``).  `infer_roles`
-gives a file without any role its roles: identifiers, the other numeric columns as
-``numeric``, the rest ignored.  `sdceval.core.loaders.open_dataset` and
+``--keep`` refuses to publish it unless forced (``--keep-identifier``).  Values all
+distinct make an identifier only when they are codes (texts, or whole numbers that look
+assigned: `unique_reason`), never when they are a measured quantity (an expenditure, a
+weight: issue 27 item 11).  `infer_roles` gives a file without any role its roles:
+identifiers, the other numeric columns as ``numeric``, the rest ignored (an all-empty
+column too, with its reason: issue 27 item 6).  `sdceval.core.loaders.open_dataset` and
 `sdceval.core.frames.as_dataset` (DataFrames) both use it.
 """
 from __future__ import annotations
@@ -43,9 +46,18 @@ NUMBER_WORDS = ("id", "name", "number", "no", "nr", "num")
 #: words after which a word of `IDENTIFIER_WORDS` still names an identifier
 AFTER_WORDS = ("address", "hash", "hashed", "key")
 #: a column of at least this many values (missing ones aside) identifies the records when
-#: they are whole numbers all distinct, or text more than `TEXT_DISTINCT` distinct; fewer
-#: prove nothing (5 distinct ages are an attribute), but for the record numbers 1..n
+#: they are distinct codes (`unique_reason`), or text more than `TEXT_DISTINCT` distinct;
+#: fewer prove nothing (5 distinct ages are an attribute), but for the record numbers 1..n
 UNIQUE_MIN = 20
+#: distinct whole numbers all written with this many digits or more, and as many each,
+#: are codes (patient numbers 100000..999999), not a measured quantity
+CODE_DIGITS = 4
+#: the chance below which distinct values are not a coincidence: ``n`` values of any
+#: distribution over a range of ``m`` whole numbers are all distinct with probability at
+#: most exp(-n(n-1)/2m) (the birthday bound; the uniform distribution maximizes it), so
+#: ``n`` distinct values in a range narrower than n(n-1) / (2 ln(1/CHANCE)) were assigned
+#: to be distinct (codes), not measured
+CHANCE = 1e-3
 #: the share of distinct values above which a text column identifies the records (names,
 #: e-mail addresses, free text)
 TEXT_DISTINCT = 0.95
@@ -73,10 +85,22 @@ def named_like_identifier(name) -> bool:
 
 
 def unique_reason(values) -> str | None:
-    """Why the values identify the records (module docstring), or None: the record
-    numbers 0..n-1 or 1..n; at least `UNIQUE_MIN` whole numbers all distinct; at least
-    `UNIQUE_MIN` texts more than `TEXT_DISTINCT` distinct.  Missing values aside;
-    numbers with a fractional part (measurements) and booleans never."""
+    """Why the values identify the records (module docstring), or None: the rule that
+    fires, named first in the reason, missing values aside, in this order:
+
+    * *record numbers*: the values are 0..n-1 or 1..n (any count);
+    * *fixed-width codes*: at least `UNIQUE_MIN` whole numbers, all distinct, not
+      negative, every one written with the same number of digits, at least `CODE_DIGITS`
+      (patient numbers 100000..999999);
+    * *dense codes*: at least `UNIQUE_MIN` whole numbers, all distinct, in a range so
+      narrow that values measured rather than assigned would repeat one (`CHANCE`: the
+      birthday bound; record numbers with gaps);
+    * *distinct texts*: at least `UNIQUE_MIN` texts, more than `TEXT_DISTINCT` of them
+      distinct (names, e-mail addresses).
+
+    Whole numbers all distinct otherwise (household expenditure: 4580 distinct amounts
+    from 3377 to 99 962 044 in sdcMicro's ``testdata``), numbers with a fractional part
+    and booleans are measured quantities: never an identifier (issue 27 item 11)."""
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if pd.api.types.is_bool_dtype(s):
         return None
@@ -86,19 +110,36 @@ def unique_reason(values) -> str | None:
             return f"its values are the record numbers {rng[0]}..{rng[1]}"
         x = s.to_numpy(dtype=float, na_value=np.nan)
         x = x[~np.isnan(x)]
-        if (len(x) >= UNIQUE_MIN and np.all(np.isfinite(x) & (x == np.round(x)))
-                and len(np.unique(x)) == len(x)):
-            return f"its {len(x)} values are whole numbers, all distinct"
+        n = len(x)
+        if (n < UNIQUE_MIN or not np.all(np.isfinite(x) & (x == np.round(x)) & (x >= 0))
+                or len(np.unique(x)) != n):
+            return None
+        digits = np.unique(_digits(x))
+        if len(digits) == 1 and digits[0] >= CODE_DIGITS:
+            return (f"fixed-width codes: its {n} values are distinct whole numbers of "
+                    f"{digits[0]} digits each")
+        span = float(x.max() - x.min() + 1)
+        if span < n * (n - 1) / (2 * np.log(1 / CHANCE)):
+            return (f"dense codes: its {n} values are distinct whole numbers within a "
+                    f"range of {span:.0f}, where measured values would repeat")
         return None
     s = s.dropna()
     if len(s) < UNIQUE_MIN:
         return None
     distinct = s.astype(str).nunique()
     if distinct == len(s):
-        return f"its {len(s)} values are all distinct"
+        return f"distinct texts: its {len(s)} values are all distinct"
     if distinct > TEXT_DISTINCT * len(s):
-        return f"{distinct} of its {len(s)} values are distinct"
+        return f"distinct texts: {distinct} of its {len(s)} values are distinct"
     return None
+
+
+def _digits(x: np.ndarray) -> np.ndarray:
+    """The number of decimal digits of each whole number >= 0 in ``x`` (floats), without
+    a loop over the values: log10, corrected where it rounds across a power of ten."""
+    d = np.floor(np.log10(np.maximum(x, 1))).astype(np.int64) + 1
+    d = np.where(x >= 10.0 ** d, d + 1, d)
+    return np.where((d > 1) & (x < 10.0 ** (d - 1)), d - 1, d)
 
 
 def identifier_reason(name, values) -> str | None:
@@ -142,13 +183,16 @@ def infer_roles(frame: pd.DataFrame, spec: Mapping, ids: Mapping | None = None
     """Roles for a file given without any (``spec`` may list columns under ``ignore``
     and ``identifier``): the columns that identify the records (``ids``, default
     `identifier_columns`) get role ``identifier``, the other numeric columns
-    ``numeric``, the rest stay ignored.  Returns the spec with those roles and the note
-    that says so."""
+    ``numeric`` but for the empty ones (no value in any record: nothing to use, and
+    every record would miss it), the rest stay ignored.  Returns the spec with those
+    roles and the note that says so, with each role's reason."""
     ids = identifier_columns(frame) if ids is None else ids
     ignored = role_names(spec.get("ignore"), "ignore")
     declared = role_names(spec.get("identifier"), "identifier")
     found = [c for c in ids if c not in ignored and c not in declared]
     taken = set(ignored) | set(declared) | set(found)
+    empty = [c for c in frame.columns if c not in taken and not frame[c].notna().any()]
+    taken |= set(empty)
     numeric = [c for c in frame.columns if c not in taken
                and pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])]
@@ -157,6 +201,8 @@ def infer_roles(frame: pd.DataFrame, spec: Mapping, ids: Mapping | None = None
             + (("; identifier (never used nor published) = "
                 + ", ".join(f"{c} ({ids[c]})" for c in found)) if found else "")
             + (f"; ignored (not numeric) = {', '.join(other)}" if other else "")
+            + (f"; ignored (empty: no value in any record) = {', '.join(empty)}"
+               if empty else "")
             + (f"; ignored (schema) = {', '.join(ignored)}" if ignored else "")
             + (f"; identifier (schema) = {', '.join(declared)}" if declared else "")
             + "; give --numeric/--qi or --schema to choose (--print-schema prints these "

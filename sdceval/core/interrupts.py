@@ -16,9 +16,15 @@ and carries on, and the command ran to its end and exited 0 after a SIGTERM.  So
 handler also records every interrupt (`record`); `check` raises a recorded one again,
 at safe points (between tasks, after each finished task of an executor) and when the
 command returns, so a signal always ends the command with 130 / 143.
+
+Python runs a signal handler only between bytecodes of the main thread, so a single
+long call into native code (a KD-tree query over a million records) holds Ctrl-C until
+it returns.  Such work is cut into `chunks` sized to take about `RESPONSE_SECONDS` each,
+with a `check` between them: an interrupt then acts within a chunk.
 """
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -76,3 +82,29 @@ def deferred() -> Iterator[None]:
         if _depth == 0 and _pending is not None:
             exc, _pending = _pending, None
             raise exc
+
+
+#: how long one call into native code between two interrupt checks should take
+RESPONSE_SECONDS = 0.2
+_clock = time.perf_counter  # replaced by a fake clock in the tests
+
+
+def chunks(n: int, first: int, most: int, size: int | None = None
+           ) -> Iterator[tuple[int, int]]:
+    """Slices ``(start, stop)`` of ``range(n)`` for work done a slice per native call:
+    the first ``first`` long, each next one sized from the rate the caller did the last
+    one at so that it takes about `RESPONSE_SECONDS` (at most 4 times the last, at least
+    1, at most ``most``, which bounds temporary arrays); ``size``: every slice that long.
+    A recorded interrupt (`check`) is raised between slices, so it acts within one."""
+    start, step = 0, max(1, int(size or first))
+    while start < n:
+        stop = min(n, start + step)
+        t0 = _clock()
+        yield start, stop
+        if stop < n:
+            check()
+            if size is None:
+                took = _clock() - t0
+                fit = (stop - start) * RESPONSE_SECONDS / took if took > 0 else most
+                step = int(max(1, min(most, 4 * step, fit)))
+        start = stop

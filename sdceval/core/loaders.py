@@ -27,6 +27,9 @@ A user's own file (`open_dataset`) is read safely:
 * **missing values**: refused (the default) or, with ``missing="drop"`` (``--missing
   drop``, ``missing = "drop"`` in the schema), the incomplete records are removed
   (`Dataset`), with a note.
+* **formats**: CSV and Parquet, read by `sdceval.core.tables.load_table`: a CSV file's
+  separator is found from its first lines unless given (``sep=``, ``--sep``), and
+  Stata, SPSS, SAS or binary files are refused, naming the supported formats.
 * `schema_toml` writes the schema a data set was read with as the TOML file
   ``--schema`` reads (``--print-schema``).
 """
@@ -36,9 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
-
-import re
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,9 @@ from sdceval.core.inference import (assign_roles, identifier_columns,
                                     refuse_kept_identifiers)
 from sdceval.core.schema import (ROLE_KEYS, Schema, load_hierarchies, missing_policy,
                                  role_names, schema_kinds, text_columns)
+# the table readers lived here: their names stay importable from this module
+from sdceval.core.tables import (  # noqa: F401
+    _NA_MARKERS, LEADING_ZERO, PARQUET_EXTRA, _load_table, csv_separator, load_table)
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -180,139 +184,6 @@ def load_dataset(name: str) -> Dataset:
     return _cache[name]
 
 
-#: pandas' default missing-value markers, applied to every column not read as text
-try:
-    from pandas._libs.parsers import STR_NA_VALUES as _NA_MARKERS
-except ImportError:  # pragma: no cover - moved in a future pandas
-    _NA_MARKERS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
-                   "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
-                   "nan", "null"}
-PARQUET_EXTRA = 'pip install "sdceval[parquet]"'
-
-
-def load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = ()) -> pd.DataFrame:
-    """Read a user's CSV or Parquet file with clear errors.
-
-    Columns in ``text`` (codes: those with a categorical hierarchy or declared
-    categorical) are read as text exactly as written, so ``02310`` stays ``02310`` and a
-    code ``NA`` stays ``NA``; in them only an empty field is a missing value.  So is a
-    CSV column read as whole numbers whose cells include a number written with a leading
-    zero (`LEADING_ZERO`), unless it is in ``numeric``.  Other columns get pandas' usual
-    types and missing-value markers.  Column names are text.
-    """
-    return _load_table(path, text, numeric)[0]
-
-
-def _load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = ()
-                ) -> tuple[pd.DataFrame, dict]:
-    """`load_table`, and the columns read as text for their leading zeros (column -> a
-    cell with one)."""
-    path = Path(path)
-    shown = str(path)
-    if not path.exists():
-        raise SdcevalError(f"data file {shown!r} does not exist")
-    text = [str(c) for c in text]
-    numeric = [str(c) for c in numeric]
-    suffixes = "".join(path.suffixes).lower()
-    codes: dict = {}
-    try:
-        if suffixes.endswith((".parquet", ".pq")):
-            df = _read_parquet(path, text)
-        else:
-            df, codes = _read_csv(path, text, numeric)
-    except SdcevalError:
-        raise
-    except pd.errors.EmptyDataError:
-        raise SdcevalError(f"data file {shown!r} is empty") from None
-    except (ValueError, OSError, ImportError, pd.errors.ParserError) as exc:
-        raise SdcevalError(f"cannot read {shown!r}: {exc}") from None
-    if df.empty:
-        raise SdcevalError(f"data file {shown!r} has no records")
-    return df, codes
-
-
-def _read_parquet(path: Path, text: list) -> pd.DataFrame:
-    try:
-        df = pd.read_parquet(path)
-    except ImportError:
-        raise SdcevalError(
-            f"reading the Parquet file {str(path)!r} needs pyarrow, an optional extra: "
-            f"{PARQUET_EXTRA} (or pip install pyarrow), or give a CSV file") from None
-    df.columns = [str(c) for c in df.columns]
-    for c in text:
-        if c in df.columns and not _is_text(df[c]):
-            df[c] = df[c].astype(str).where(df[c].notna())
-    return df
-
-
-#: a cell written as a number with a leading zero: a code (ZIP ``02116``), not a number
-LEADING_ZERO = re.compile(r"\s*0[0-9]+\s*", flags=re.ASCII)
-
-
-def _read_csv(path: Path, text: list, numeric: list = ()) -> tuple[pd.DataFrame, dict]:
-    # the header as written: pandas renames a repeated name 'a' to 'a.1' silently
-    first = pd.read_csv(path, nrows=1, header=None, dtype=str, keep_default_na=False)
-    names = [str(v) for v in first.iloc[0].tolist()]
-    seen, dup = set(), []
-    for n in names:
-        if n in seen and n not in dup:
-            dup.append(n)
-        seen.add(n)
-    if dup:
-        raise SdcevalError(
-            f"data file {str(path)!r}: duplicated column name(s) {', '.join(map(repr, dup))} "
-            "in the header; every column needs its own name: rename them in the file")
-    if not text:
-        df = pd.read_csv(path)
-        df.columns = [str(c) for c in df.columns]
-        codes = []
-    else:
-        header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-        codes = [c for c in header if c in text]
-        na = {c: ([""] if c in codes else sorted(_NA_MARKERS)) for c in header}
-        df = pd.read_csv(path, keep_default_na=False, na_values=na)
-        df.columns = [str(c) for c in df.columns]
-    # a column pandas parsed as text holds the cells as written; one it parsed as
-    # numbers (02310 -> 2310) or booleans is read again as text (asking for dtype=str
-    # up front costs three times the parse on every column); so is every column of
-    # whole numbers, to look for leading zeros in its cells as written
-    parsed = [c for c in codes if not _is_text(df[c])]
-    wholes = [c for c in df.columns if c not in codes and c not in numeric
-              and _whole_numbers(df[c])]
-    found: dict = {}
-    if parsed or wholes:
-        both = parsed + wholes
-        raw = pd.read_csv(path, usecols=both, dtype={c: str for c in both},
-                          keep_default_na=False, na_values={c: [""] for c in both})
-        raw.columns = [str(c) for c in raw.columns]
-        for c in parsed:
-            df[c] = raw[c]
-        for c in wholes:
-            cells = raw[c].dropna()
-            cells = cells[cells.str.lstrip().str.startswith("0")]
-            lead = cells[cells.str.fullmatch(LEADING_ZERO)]
-            if len(lead):
-                df[c] = raw[c]
-                found[c] = str(lead.iloc[0]).strip()
-    return df, found
-
-
-def _whole_numbers(values: pd.Series) -> bool:
-    """Numbers (not booleans) that are all whole: integers, or floats with a missing
-    value (pandas reads a column of integers with a missing value as floats)."""
-    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-        return False
-    if pd.api.types.is_integer_dtype(values):
-        return True
-    x = values.to_numpy(dtype=float, na_value=np.nan)
-    x = x[~np.isnan(x)]
-    return bool(len(x)) and bool(np.all(np.isfinite(x) & (x == np.round(x))))
-
-
-def _is_text(values: pd.Series) -> bool:
-    return pd.api.types.is_string_dtype(values) or values.dtype == object
-
-
 def read_schema_file(path) -> Mapping:
     """Column roles from a TOML file (top level or a ``[schema]`` table)."""
     from sdceval.core.fileio import read_toml
@@ -322,7 +193,7 @@ def read_schema_file(path) -> Mapping:
 
 def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeric=None,
                  label=None, passthrough=None, keep_identifiers=None, missing=None,
-                 unused_roles=(), user: str = "") -> Dataset:
+                 unused_roles=(), user: str = "", sep: str | None = None) -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
     be changed the same way.
@@ -339,7 +210,8 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     refuse).  ``unused_roles``: roles the caller (``user``, a method) does not use; their
     columns with missing values are set aside (role ``ignore``) rather than counted by
     the policy.  A CSV column of numbers written with leading zeros is read as text
-    (`load_table`).  `Dataset.input_files` lists every file read (data, schema,
+    (`load_table`).  ``sep``: a CSV file's separator (default: found from its first
+    lines, with a note when it is not a comma: `csv_separator`).  `Dataset.input_files` lists every file read (data, schema,
     hierarchies), so that outputs never overwrite them.
     """
     asked = role_names(passthrough, "passthrough")
@@ -395,13 +267,16 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     text = text_columns(spec, hier)
     numbers = ([c for c, h in hier.items() if h.numeric]
                + [c for c, k in schema_kinds(spec).items() if k == "numeric"])
-    frame, zeros = _load_table(path, text=text, numeric=numbers)
+    frame, zeros, found = _load_table(path, text=text, numeric=numbers, sep=sep)
     notes = [f"column{'s' if len(zeros) > 1 else ''} "
              + ", ".join(f"{c!r} (e.g. {v!r})" for c, v in zeros.items())
              + " read as text, exactly as written: numbers written with leading zeros "
              "are codes (categorical: a hierarchy masks them, "
              f"{next(iter(zeros.values()))[:-1]}*); declare [kinds] "
              f"{next(iter(zeros))} = \"numeric\" in a schema to read numbers"] if zeros else []
+    if sep is None and found not in (None, ","):
+        notes.append(f"{path.name}: read as separated by {found!r}, as its first lines "
+                     "are; give --sep (sep=) to choose")
     ids = identifier_columns(frame)
     refuse_kept_identifiers(frame, asked, forced, declared, ids)
     spec, more = assign_roles(frame, spec, ids, forced)
@@ -510,7 +385,7 @@ def _open_frozen(frozen: tuple) -> Dataset:
                                      else None),
                         keep_identifiers=(split(ref["keep_identifiers"])
                                           if "keep_identifiers" in ref else None),
-                        missing=ref.get("missing"))
+                        missing=ref.get("missing"), sep=ref.get("sep"))
 
 
 def open_ref(ref) -> Dataset:

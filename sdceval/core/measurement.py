@@ -13,6 +13,34 @@ from sdceval.core.errors import plain
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 
 
+def _over_kept(f):
+    """``f`` over the records a release keeps (every record when it keeps none): the
+    value of a check leaves out the class of suppressed records."""
+    def agg(values, suppressed=None):
+        if suppressed is not None and suppressed.any() and not suppressed.all():
+            values = values[~suppressed]
+        return f(values)
+    return agg
+
+
+#: how a measure's value follows from its per-record values (`MeasureSpec.aggregate`):
+#: ``name -> f(per_record, suppressed) -> value`` (``mean_log1p``: the mean of
+#: ``log(1 + v)``; ``log1p_mean``: ``log(1 + mean v)``).  NaN marks a record not
+#: measured (a sample of records), left out; ``*_kept`` leave out suppressed records
+#: (``release.suppressed``) unless every record is suppressed.  The contract suite
+#: checks every measure's value against its declared aggregate (tests/contracts.py).
+AGGREGATES = {
+    "mean": lambda v, suppressed=None: float(np.nanmean(v)),
+    "sum": lambda v, suppressed=None: float(np.nansum(v)),
+    "max": lambda v, suppressed=None: float(np.nanmax(v)),
+    "min": lambda v, suppressed=None: float(np.nanmin(v)),
+    "mean_log1p": lambda v, suppressed=None: float(np.nanmean(np.log1p(v))),
+    "log1p_mean": lambda v, suppressed=None: float(np.log1p(np.nanmean(v))),
+    "max_kept": _over_kept(lambda v: float(np.nanmax(v))),
+    "min_kept": _over_kept(lambda v: float(np.nanmin(v))),
+}
+
+
 @dataclass
 class Measurement:
     """Value of a measure on (dataset, release).

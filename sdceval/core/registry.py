@@ -61,7 +61,8 @@ from sdceval.core.errors import SdcevalError, unknown
 from sdceval.core.params import (PROTECTIONS, SCALES, Knob, Param, ParamType,  # noqa: F401
                                  RegistrationError, check_signature, param_named,
                                  parse_assignments, resolve_params, shorthand_names)
-from sdceval.core.measurement import DIRECTIONS, Measurement
+from sdceval.core.measurement import AGGREGATES, DIRECTIONS, Measurement
+from sdceval.core.partial import PartialForm
 from sdceval.core.release import KINDS, NEEDS, Release, check_published
 from sdceval.core.rng import check_random_state
 
@@ -184,9 +185,25 @@ class MeasureSpec:
     label: str = ""
     #: "share of records" for a measure that is one (shown as a percent), else ""
     unit: str = ""
+    #: how the measure is computed in parts of a table too large for memory
+    #: (`sdceval.core.partial.PartialForm`), or None; `no_partial`: why not, when asked
+    partial: Any = None
+    no_partial: str = ""
+    #: how the value follows from ``per_record`` (a name of
+    #: `sdceval.core.measurement.AGGREGATES`, or ``f(resolved params) -> name``, None for
+    #: parameters under which the value is no aggregate of them); None for a measure
+    #: without per-record values (the contract suite checks the two agree)
+    aggregate: Any = None
 
     def __post_init__(self):
         where = f"measure {self.name!r}"
+        if self.partial is not None and not isinstance(self.partial, PartialForm):
+            raise RegistrationError(f"{where}: partial must be a PartialForm "
+                                    f"(sdceval.core.partial), got {type(self.partial).__name__}")
+        if isinstance(self.aggregate, str) and self.aggregate not in AGGREGATES:
+            raise RegistrationError(f"{where}: aggregate must be one of "
+                                    f"{', '.join(AGGREGATES)} or a function of the "
+                                    f"parameters, got {self.aggregate!r}")
         if self.category not in CATEGORIES:
             raise RegistrationError(f"{where}: category must be one of "
                                     f"{', '.join(CATEGORIES)}, got {self.category!r}")
@@ -211,6 +228,13 @@ class MeasureSpec:
 
     def resolve(self, params: dict | None) -> dict:
         return resolve_params(f"measure {self.name!r}", self.params, params, None)
+
+    def aggregate_for(self, params: dict | None = None) -> str | None:
+        """The name of the aggregate (`AGGREGATES`) that turns the per-record values
+        into the value under ``params``, or None when none is declared."""
+        if callable(self.aggregate):
+            return self.aggregate(self.resolve(params))
+        return self.aggregate
 
     def check_release(self, dataset, release) -> None:
         """The release is of a kind the measure accepts, valid for ``dataset``, and has
@@ -263,6 +287,7 @@ class Registry(dict):
         self.what = what
         self.plural = plural or what + "s"
         self._watchers: list[Callable[[str, Any], None]] = []
+        self._unwatchers: list[Callable[[str, Any], None]] = []
         #: the module that defines the registry (the contract suite imports it)
         self.home = sys._getframe(1).f_globals.get("__name__", "")
         if self.plural in REGISTRIES:
@@ -281,16 +306,25 @@ class Registry(dict):
             watcher(name, entry)
         return entry
 
-    def watch(self, callback: Callable[[str, Any], None]) -> None:
+    def watch(self, callback: Callable[[str, Any], None],
+              removed: Callable[[str, Any], None] | None = None) -> None:
         """Call ``callback(name, entry)`` for every entry, now and when one is added
-        later (a registry derived from another: one privacy check per privacy model)."""
+        later, and ``removed(name, entry)`` when one is removed (a registry derived from
+        another: one privacy check and one lattice objective per privacy model)."""
         self._watchers.append(callback)
+        if removed is not None:
+            self._unwatchers.append(removed)
         for name, entry in list(self.items()):
             callback(name, entry)
 
     def remove(self, name: str) -> None:
-        """Drop ``name`` (tests register throw-away entries)."""
-        self.pop(name, None)
+        """Drop ``name`` and what was derived from it (tests register throw-away
+        entries)."""
+        if name not in self:
+            return
+        entry = self.pop(name)
+        for unwatch in self._unwatchers:
+            unwatch(name, entry)
 
     def get_spec(self, name: str):
         if name not in self:
@@ -338,16 +372,23 @@ def register_method(name: str, *, params: Iterable[Param], description: str,
 
 def register_measure(name: str, *, params: Iterable[Param] = (), description: str,
                      category: str, direction: str, kinds: Iterable[str],
-                     needs: Iterable[str] = (), label: str = "", unit: str = ""):
+                     needs: Iterable[str] = (), label: str = "", unit: str = "",
+                     partial: PartialForm | None = None, no_partial: str = "",
+                     aggregate=None):
     """Register ``func(dataset, release, *, <params>)`` as measure ``name``, shown to
     people as ``label`` (default: the name).  The returned function runs through
-    `MeasureSpec.evaluate` (parameters parsed, release kind and needs checked)."""
+    `MeasureSpec.evaluate` (parameters parsed, release kind and needs checked).
+    ``partial``: how it is computed in parts of a table (`PartialForm`; the partitioned
+    evaluation computes exactly the measures that declare one); ``no_partial``: why a
+    measure is not, said when it is asked for in parts; ``aggregate``: how the value
+    follows from ``per_record`` (`MeasureSpec.aggregate`)."""
     def deco(func):
         ps = tuple(params)
         check_signature("measure", name, func, ps)
         spec = MEASURES.add(name, MeasureSpec(name, func, ps, description, category,
                                               direction, tuple(kinds), tuple(needs),
-                                              label, unit))
+                                              label, unit, partial, no_partial,
+                                              aggregate))
         sig = inspect.signature(func)
 
         @functools.wraps(func)

@@ -44,14 +44,19 @@ from __future__ import annotations
 import copy
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
-import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 
+if TYPE_CHECKING:  # imported where used: the method modules import this one, and
+    import pandas as pd  # `sdceval list methods` must not load pandas (issue 27)
+
 KINDS = ("perturbative", "generalized", "bucketized", "external")
+#: the structural column of a bucketized release file (`sdceval.methods.bucketization`:
+#: which bucket a row belongs to; `sdceval.core.release_checks.is_bucketized`)
+BUCKET_COLUMN = "bucket"
 
 #: structures a release of each kind must carry / may carry
 _STRUCTURES = ("classes", "cells", "suppressed", "sensitive_codes")
@@ -179,6 +184,7 @@ class Release:
     dropped: tuple = ()
 
     def __post_init__(self):
+        import pandas as pd
         who = _owner(self.method)
         if self.kind not in KINDS:
             raise SdcevalError(f"{who}: kind must be one of {', '.join(KINDS)}, got "
@@ -224,6 +230,7 @@ class Release:
                      classes=None, info: dict | None = None) -> "Release":
         """A perturbative release: ``data`` holds the masked ``numeric``-role columns
         (finite numbers); passthrough columns are added unchanged."""
+        import pandas as pd
         frame, dropped = _publish(dataset, "perturbative", data, method)
         bad = [c for c in dataset.schema.numeric
                if not pd.api.types.is_numeric_dtype(frame[c])
@@ -364,6 +371,7 @@ class Release:
         if missing:
             raise SdcevalError(f"release lacks column(s) {', '.join(map(repr, missing))} "
                                "present in the original data set")
+        import pandas as pd
         sub = self.data[list(columns)]
         bad = [c for c in columns if not pd.api.types.is_numeric_dtype(sub[c])]
         if bad:
@@ -446,6 +454,7 @@ def _publish(dataset, kind: str, data: pd.DataFrame, method: str) -> tuple[pd.Da
     the protected columns from ``data``, the unchanged ones from ``data`` or the data
     set, in the data set's order, then columns the method adds (a bucket id); and the
     dropped data-set columns.  A data-set column outside the rule is refused."""
+    import pandas as pd
     who = method or "method"
     if not isinstance(data, pd.DataFrame):
         raise SdcevalError(f"{who}: release data must be a pandas DataFrame")

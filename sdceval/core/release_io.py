@@ -28,6 +28,7 @@ such as ``02310`` keep their leading zeros.
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -37,11 +38,14 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.loaders import load_table
 from sdceval.core.release import Release
-from sdceval.core.release_order import (BUCKET_COLUMN, check_cells, check_record_order,
-                                        is_bucketized, key_path_for, read_key,
+from sdceval.core.release_checks import (BUCKET_COLUMN, check_cells, check_record_order,
+                                         is_bucketized)
+from sdceval.core.release_order import (key_beside, key_path_for, key_permutation, read_key,
                                         to_record_order, write_release)
 
-_INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*[\])]$")
+#: a number as Python writes one (``repr``: ``-1.5``, ``1e-07``, ``2.5e+22``)
+_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+_INTERVAL = re.compile(rf"^\[\s*({_NUMBER})\s*[-,]\s*({_NUMBER})\s*[\])]$")
 
 
 def _label_ranges(h: Hierarchy) -> dict[str, tuple[int, int]]:
@@ -113,42 +117,120 @@ def read_release(dataset, path, key=None) -> Release:
     """Load a release table, in record order (row-aligned with ``dataset``).
 
     ``key``: the release's private key file (`sdceval.core.release_order`); by default
-    the one beside the release (``masked.csv`` -> ``masked.private-key.csv``) if it
-    exists.  With a key, the key is checked against this release file and this data set
-    and the rows are put back in record order; without one, the release must be in
-    record order already (written with ``--keep-order``, or by another tool) and a
-    shuffled one is refused, naming the key file expected.  ``key=False``: the release
-    is in record order, read as it is (no key looked for, the order not checked).
+    the one beside the release (`key_beside`: ``masked.csv`` ->
+    ``masked.csv.private-key.csv``, or a key of the older naming,
+    ``masked.private-key.csv``, that names this file) if it exists.  With a key, the key
+    is checked against this release file and this data set and the rows are put back in
+    record order; without one, the release must be in record order already (written with
+    ``--keep-order``, or by another tool) and a shuffled one is refused, naming the key
+    file expected.  ``key=False``: the release is in record order, read as it is (no
+    key looked for, the order not checked); refused when a key lies beside the file
+    (its rows are shuffled: measured in file order they would be matched with the wrong
+    records, issue 27 item 2).
     """
-    schema = dataset.schema
-    expected = key_path_for(path)
-    if key is None and expected.exists():
-        key = expected
+    beside = key_beside(path)
+    if key is False and beside is not None:
+        raise SdcevalError(
+            f"release {str(path)!r} has a private key beside it ({str(beside)!r}): its rows "
+            "are shuffled, and read without the key (--no-key, key=False) they would be "
+            "measured against the wrong records; drop --no-key to use that key, give "
+            "another with --key FILE, or move the key away if it belongs to another file")
+    if key is None:
+        key = beside
     perm = read_key(key, path, dataset) if key not in (None, False) else None
+    schema = dataset.schema
     text = schema.qis + ([schema.sensitive] if schema.sensitive else [])
     if BUCKET_COLUMN not in dataset.frame.columns:  # else the user's column, read as such
         text.append(BUCKET_COLUMN)
     frame = load_table(path, text=text)
+    return _in_record_order(dataset, frame, perm, check_order=key is None, name=str(path),
+                            release_path=path, key_path=key_path_for(path))
+
+
+def release_of(dataset, release, key=None) -> Release:
+    """``release`` as a `Release` of ``dataset``, in record order, whatever form it has
+    (the Python API's one entry, `sdceval.evaluate`):
+
+    - a `Release` (from `sdceval.anonymize`: always in record order) as it is;
+    - the path of a release file: `read_release` (the key beside it, or ``key``);
+    - a DataFrame of published rows (a release file read with pandas): checked as a
+      file (issue 27 item 1).  ``key``: its private key (the key file's path, the key
+      read as a table, or its ``record`` column: `key_permutation`) puts the rows in
+      record order.  A key file whose ``release_sha256`` is that of the DataFrame
+      written as the release file (`frame_sha256`: the file read back unchanged) is
+      tied to it as to the file; any other key must yield rows that fit their records
+      (`check_record_order`, as without a key), or the DataFrame is refused and the
+      error asks for the release file's path.  ``key=False``: the rows are in record
+      order, taken as they are.  Every cell must fit its record (`check_cells`).  A
+      shuffled DataFrame is refused, saying how to pass the key: measured in its own
+      order it would link rows to the wrong records and understate the risk.
+    """
+    if isinstance(release, Release):
+        if key is not None:
+            raise SdcevalError("key= puts the rows of a release given as a DataFrame or a "
+                               "file in record order; a Release from sdceval.anonymize is "
+                               "in record order already: drop key=")
+        return release
+    if isinstance(release, (str, os.PathLike)):
+        return read_release(dataset, release, key=key)
+    if not isinstance(release, pd.DataFrame):
+        raise SdcevalError(f"release must be a Release (from sdceval.anonymize), the path "
+                           f"of a release file or a DataFrame of released records, got "
+                           f"{type(release).__name__}")
+    frame = release.copy(deep=True)  # the caller's frame stays theirs
+    if key is False:
+        return _in_record_order(dataset, frame, None, check_order=False, name="DataFrame",
+                                release_path="DataFrame", in_file=False)
+    perm, tied = (None, False) if key is None else key_permutation(key, dataset, frame)
+    if key is None:
+        fix = ("no key was given: a release written by 'sdceval anonymize' has its rows "
+               "shuffled; give its key, sdceval.evaluate(df, release_df, ..., "
+               "key='masked.csv.private-key.csv') (the key file, the key read with "
+               "pd.read_csv(KEY, comment='#'), or its 'record' column), or give the "
+               "release file's path instead of a DataFrame (its key beside it is found "
+               "and checked).  A DataFrame known to be in record order is measured with "
+               "key=False")
+    else:
+        fix = ("was put in order by the key given, which is not tied to this DataFrame (its "
+               "bytes are not those of the file the key was written for), so its rows "
+               "must fit their records: the key belongs to another release, or the "
+               "DataFrame was changed, or much noise hides the order; give this "
+               "release's key, or the release file's path instead of the DataFrame "
+               "(its key is then checked against the file)")
+    return _in_record_order(dataset, frame, perm, check_order=not tied, name="DataFrame",
+                            release_path="DataFrame", fix=fix, in_file=False)
+
+
+def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, name: str,
+                     release_path, fix=None, key_path=None, in_file: bool = True
+                     ) -> Release:
+    """The one path from a published table to a `Release` (a file read back, a
+    DataFrame): its size checked, its rows put in record order by ``perm`` (the key's
+    permutation) if given, its order checked (``check_order``: `check_record_order`,
+    failing with ``fix``) and every cell checked against its record (`check_cells`, in
+    `release_from_frame`)."""
     if len(frame) != dataset.n:
         raise SdcevalError(
-            f"release {str(path)!r} has {len(frame)} records but data set {dataset.name!r} has "
-            f"{dataset.n}; a release must be row-aligned (one row per original record)")
+            f"release {str(release_path)!r} has {len(frame)} records but data set "
+            f"{dataset.name!r} has {dataset.n}; a release must be row-aligned (one row per "
+            "original record)")
+    file_row = None
     if perm is not None:
-        return release_from_frame(dataset, to_record_order(frame, perm), name=str(path),
-                                  file_row=np.argsort(perm, kind="stable"),
-                                  release_path=path)
+        frame = to_record_order(frame, perm)
+        file_row = np.argsort(perm, kind="stable")
     frame = frame.reset_index(drop=True)
     cells = {q: _cells(dataset.hierarchy(q), frame[q], q)
-             for q in schema.qis if q in frame.columns}
-    if key is None:
-        check_record_order(dataset, frame, cells, release_path=path, key_path=expected)
-    return release_from_frame(dataset, frame, name=str(path), cells=cells,
-                              release_path=path)
+             for q in dataset.schema.qis if q in frame.columns}
+    if check_order:
+        check_record_order(dataset, frame, cells, release_path=release_path,
+                           key_path=key_path, fix=fix)
+    return release_from_frame(dataset, frame, name=name, cells=cells, file_row=file_row,
+                              release_path=release_path, in_file=in_file)
 
 
 def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
                        cells: dict | None = None, file_row=None,
-                       release_path=None) -> Release:
+                       release_path=None, in_file: bool = True) -> Release:
     """A `Release` from a published table in record order (see the module docstring for
     the kinds); ``cells``: the `_cells` of its QI columns if already parsed.  Every
     published cell must fit its record (`check_cells`: an error names the first that
@@ -161,7 +243,7 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
         if q not in cells:
             cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
     check_cells(dataset, frame, {q: cells[q] for q in present},
-                release_path=release_path or name, file_row=file_row)
+                release_path=release_path or name, file_row=file_row, in_file=in_file)
     if not present:
         return _make_release(dataset, frame, name, "external")
     bucketized = is_bucketized(dataset, frame)
@@ -207,4 +289,4 @@ def _make_release(dataset, frame: pd.DataFrame, name: str, kind: str, **structur
     return Release(frame, name, kind=kind, dropped=dropped, **structure).check(dataset)
 
 
-__all__ = ["read_release", "release_from_frame", "write_release"]
+__all__ = ["read_release", "release_from_frame", "release_of", "write_release"]

@@ -11,8 +11,11 @@ data set, and puts the rows back in record order; a `Release` in memory is alway
 record order (the measures rely on it).  Only the file is shuffled; its content (the
 rows, the columns, the values) is the release's.
 
-The key file (`key_path_for`: ``masked.csv`` -> ``masked.private-key.csv``, created
-readable by its owner only) is a CSV with a header of ``#`` lines::
+The key file (`key_path_for`: ``masked.csv`` -> ``masked.csv.private-key.csv``, created
+readable by its owner only; the release's whole file name, so ``masked.csv`` and
+``masked.parquet`` in one folder have a key each; a key of the older naming,
+``masked.private-key.csv``, is still found when its header names the release,
+`key_beside`) is a CSV with a header of ``#`` lines::
 
     # PRIVATE: do not publish. sdceval release key: links the rows of 'masked.csv' to ...
     # format: sdceval-release-key 1
@@ -44,11 +47,15 @@ for analysis only, never to publish.  A release read without a key must be in re
 order: `check_record_order` compares each released row with its record (generalized
 cells contain the record's value, exact and passed-through values equal it, masked
 numbers lie closer to it than to records drawn at random) and refuses a shuffled file,
-naming the key file it expected.
+naming the key file it expected.  ``--no-key`` (``key=False``) is refused when a key
+lies beside the release.  A release given to `sdceval.evaluate` as a DataFrame (a file
+read with pandas) gets the same checks (`sdceval.core.release_io.release_of`): its key
+given as ``key=`` (`key_permutation`), or its rows checked to be in record order.
 """
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import secrets
 from pathlib import Path
@@ -66,19 +73,57 @@ KEY_SUFFIX = ".private-key.csv"
 FORMAT = "sdceval-release-key 1"
 _FIELDS = ("format", "release", "release_sha256", "data", "data_sha256", "records",
            "shuffle_seed", "key_sha256")
-#: random permutations of the null distribution, and how many of their standard
-#: deviations the release in file order must beat them by to count as record order
-_NULL_DRAWS, _Z = 40, 6.0
-#: above -3 standard deviations the error says "no better than at random"
-_Z_SHUFFLED = 3.0
 
 
 def key_path_for(path) -> Path:
-    """The key file written beside a release: ``masked.csv`` ->
-    ``masked.private-key.csv`` (``masked`` -> ``masked.private-key.csv``)."""
+    """The key file written beside a release: its whole file name and
+    ``.private-key.csv`` (``masked.csv`` -> ``masked.csv.private-key.csv``,
+    ``masked.parquet`` -> ``masked.parquet.private-key.csv``), so releases of one name
+    in two formats never share a key (issue 27 item 3)."""
+    path = Path(path)
+    return path.with_name(path.name + KEY_SUFFIX)
+
+
+def legacy_key_path_for(path) -> Path:
+    """The key name written before issue 27 (``masked.csv`` -> ``masked.private-key.csv``,
+    the extension dropped, so ``masked.parquet`` had the same key name): still read
+    (`key_beside`), never written."""
     path = Path(path)
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
     return path.with_name(stem + KEY_SUFFIX)
+
+
+def key_beside(path) -> Path | None:
+    """The key of the release file ``path`` lying beside it, or None: the key of this
+    name (`key_path_for`) if it exists, else a key of the older naming
+    (`legacy_key_path_for`) whose header names this release file (one that names another
+    file, ``masked.parquet`` for ``masked.csv``, is that file's key, not this one's)."""
+    path = Path(path)
+    current = key_path_for(path)
+    if current.exists():
+        return current
+    old = legacy_key_path_for(path)
+    if old != current and old.is_file() and _key_release(old) == path.name:
+        return old
+    return None
+
+
+def _key_release(path: Path) -> str | None:
+    """The release file name a key file's header names (``# release: NAME``), or None
+    for a file that is not a key or is unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if not f.readline().startswith(PRIVATE):
+                return None
+            for line in f:
+                if not line.startswith("#"):
+                    break
+                name, _, value = line[1:].partition(":")
+                if name.strip() == "release":
+                    return value.strip()
+    except OSError:
+        return None
+    return None
 
 
 def data_fingerprint(dataset) -> str:
@@ -114,10 +159,13 @@ def write_release(release, path, *, dataset, seed: int | None = None,
 
     Rows in a random order (``seed``: an int for a reproducible order, ``None`` for a
     fresh one from the operating system) and the private key beside it
-    (`key_path_for`), or, with ``keep_order``, in record order and no key (a stale key
-    of an earlier release at that name is removed).  Both files are written atomically
-    (the key first, renamed just before the release; neither is left half-written or
-    alone by an interrupt) and never over an input file.  Returns ``(path, key_path)``,
+    (`key_path_for`), or, with ``keep_order``, in record order and no key.  A key of an
+    earlier release of this file name (either naming) is replaced or, with
+    ``keep_order``, removed; any other file at the name of the key to write (a key of
+    another release, a file that is not a key) is refused before anything is written,
+    naming it: no key is overwritten silently.  Both files are written atomically (the
+    key first, renamed just before the release; neither is left half-written or alone
+    by an interrupt) and never over an input file.  Returns ``(path, key_path)``,
     ``key_path`` None with ``keep_order``.
     """
     path = Path(path)
@@ -133,14 +181,10 @@ def write_release(release, path, *, dataset, seed: int | None = None,
         data = to_bytes(frame)
         out = atomic_write(path, lambda p: p.write_bytes(data),
                            protected=[key_path, *protected])
-        if key_path.exists() and _is_key(key_path):  # a key of an older shuffled release
-            try:
-                _check(key_path, protected)
-            except SdcevalError:
-                pass  # an input file that happens to look like a key: left alone
-            else:
-                key_path.unlink(missing_ok=True)
+        _remove_stale_keys(path, protected, with_current=True)
         return out, None
+    _check(key_path, protected)  # an input file at the key's name: that error first
+    _check_key_slot(path, key_path)
     if seed is None:
         seed = secrets.randbits(64)
     perm = np.random.default_rng(seed).permutation(n)
@@ -167,7 +211,41 @@ def write_release(release, path, *, dataset, seed: int | None = None,
         if wrote_key:  # the key is in place but its release is not: no key alone
             key_path.unlink(missing_ok=True)
         raise
+    _remove_stale_keys(path, protected, with_current=False)
     return path, key_path
+
+
+def _check_key_slot(path: Path, key_path: Path) -> None:
+    """Refuse to write the release ``path`` when its key's name is taken by anything but
+    a key of a release of this file name: a key is never overwritten silently."""
+    if not key_path.exists() and not key_path.is_symlink():
+        return
+    owner = _key_release(key_path) if key_path.is_file() else None
+    if owner == path.name:
+        return  # the key of the release being replaced
+    what = (f"the private key of another release, {owner!r}" if owner is not None else
+            "not an sdceval release key")
+    raise SdcevalError(
+        f"refusing to write {str(path)!r}: its key file {str(key_path)!r} already exists "
+        f"and is {what}; move that file away (keep a key with its release) or choose "
+        "another --out")
+
+
+def _remove_stale_keys(path: Path, protected, *, with_current: bool) -> None:
+    """Remove the keys of an earlier release of this file name: one of the legacy
+    naming and, for a ``keep_order`` release (``with_current``), one of the current
+    naming; their rows are of a file that no longer exists.  Keys naming another release
+    and input files are left alone."""
+    current = key_path_for(path)
+    for old in (legacy_key_path_for(path), *([current] if with_current else [])):
+        if old == current and not with_current:
+            continue  # a name without an extension: both namings agree, the key just written
+        if old.is_file() and _key_release(old) == path.name:
+            try:
+                _check(old, protected)
+            except SdcevalError:
+                continue  # an input file that happens to look like a key: left alone
+            old.unlink(missing_ok=True)
 
 
 def _csv_bytes(frame: pd.DataFrame) -> bytes:
@@ -225,20 +303,21 @@ def _write_private(path: Path, text: str) -> None:
     os.chmod(path, path.stat().st_mode & 0o700)  # the umask's mode, owner only
 
 
-def _is_key(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.readline().startswith(PRIVATE)
-    except OSError:
-        return False
-
-
 # -- reading -------------------------------------------------------------------------------
 def read_key(key, release_path, dataset) -> np.ndarray:
     """The verified permutation of a key file: ``record[r]`` is the record that
     published row ``r`` of ``release_path`` protects.  Errors name what does not match:
-    not a key, an edited key, another release file, another data set, another size."""
-    key, release_path = Path(key), Path(release_path)
+    not a key, an edited key, another release file, another data set, another size, and
+    the first row whose position is not a record of the data set or repeats one."""
+    return key_file(key, dataset, release_path)[0]
+
+
+def key_file(key, dataset, release_path=None) -> tuple[np.ndarray, dict]:
+    """`read_key`'s permutation and the key's header fields.  ``release_path`` None (a
+    release given as a DataFrame: no file to compare) skips the release file's sha256
+    only: the caller compares it with the DataFrame's bytes (`frame_sha256`) or checks
+    that the rows fit their records (`check_record_order`)."""
+    key = Path(key)
     shown = str(key)
     if not key.exists():
         raise SdcevalError(f"key file {shown!r} does not exist")
@@ -264,13 +343,15 @@ def read_key(key, release_path, dataset) -> np.ndarray:
     if _body_sha256(body) != fields["key_sha256"]:
         raise SdcevalError(f"key file {shown!r} was edited: its rows do not match its "
                            "key_sha256; use the key exactly as 'sdceval anonymize' wrote it")
-    got = file_sha256(release_path)
-    if got != fields["release_sha256"]:
-        raise SdcevalError(
-            f"key file {shown!r} belongs to another release: it was written for a file "
-            f"{fields['release']!r} with sha256 {fields['release_sha256'][:16]}..., but "
-            f"{str(release_path)!r} has sha256 {got[:16]}... (another release, or this one "
-            "edited or saved again); give the key written with this release (--key FILE)")
+    if release_path is not None:
+        got = file_sha256(release_path)
+        if got != fields["release_sha256"]:
+            raise SdcevalError(
+                f"key file {shown!r} belongs to another release: it was written for a file "
+                f"{fields['release']!r} with sha256 {fields['release_sha256'][:16]}..., but "
+                f"{str(release_path)!r} has sha256 {got[:16]}... (another release, or this "
+                "one edited or saved again); give the key written with this release "
+                "(--key FILE)")
     fp = data_fingerprint(dataset)
     if fp != fields["data_sha256"]:
         raise SdcevalError(
@@ -278,23 +359,143 @@ def read_key(key, release_path, dataset) -> np.ndarray:
             f"with data sha256 {fields['data_sha256'][:16]}..., not data set "
             f"{dataset.name!r} as read now ({fp[:16]}...); evaluate with the --data and "
             "--schema the release was made with")
+    n, where = dataset.n, f"key file {shown!r}"
+
+    def line_of(r: int) -> int:
+        """The file's line (1-based) of data row ``r`` (blank lines are skipped)."""
+        rows = (i for i, ln in enumerate(lines[start + 1:], start + 2) if ln.strip())
+        return next(i for k, i in enumerate(rows) if k == r)
+    try:  # numbers as pandas reads them (fast); anything else again as text, exactly
+        table = pd.read_csv(io.StringIO(body), keep_default_na=False)
+        if not all(pd.api.types.is_integer_dtype(t) for t in table.dtypes):
+            table = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError):
+        bad = next((i for i, ln in enumerate(lines[start + 1:], start + 2)
+                    if ln.strip() and ln.count(",") != 1), None)
+        raise SdcevalError(f"{where}, line {bad}: {lines[bad - 1].strip()[:40]!r} is not a "
+                           "'row,record' pair; use the key as 'sdceval anonymize' wrote it"
+                           if bad is not None else f"{where} is damaged: its rows are not "
+                           "'row,record' pairs") from None
+    if list(table.columns) != ["row", "record"]:
+        raise SdcevalError(f"{where}, line {start + 1}: the header of its rows is "
+                           f"{lines[start].strip()[:40]!r}, not 'row,record'; use the key "
+                           "as 'sdceval anonymize' wrote it")
+    if not fields["records"].isdigit() or int(fields["records"]) != n or len(table) != n:
+        raise SdcevalError(f"{where} holds {len(table)} rows for {fields['records']} "
+                           f"records but data set {dataset.name!r} has {n}; give the key "
+                           "written with this release and data set")
+    published = _positions(table["row"], n, where, "row", line_of)
+    bad = np.flatnonzero(published != np.arange(n))
+    if len(bad):
+        r = int(bad[0])
+        raise SdcevalError(f"{where}, line {line_of(r)}: row {int(published[r])} where row "
+                           f"{r} belongs (the rows are 0..{n - 1} in order); use the key "
+                           "as 'sdceval anonymize' wrote it")
+    return _positions(table["record"], n, where, "record", line_of), fields
+
+
+def frame_sha256(frame: pd.DataFrame, name: str) -> str | None:
+    """sha256 of ``frame`` written as `write_release` writes a release file named
+    ``name`` (CSV, or Parquet for ``.parquet``): equal to a key's ``release_sha256``
+    when the frame is that file read back unchanged (``pd.read_csv`` with its QI codes
+    as text); None when it cannot be written so (Parquet without pyarrow)."""
     try:
-        records = int(fields["records"])
-        table = np.array([[int(v) for v in line.split(",")]
-                          for line in lines[start + 1:] if line.strip()], dtype=np.int64)
-    except ValueError:
-        raise SdcevalError(f"key file {shown!r} is damaged: its rows are not "
-                           "'row,record' integers") from None
-    n = dataset.n
-    if records != n or table.shape != (n, 2) or lines[start].strip() != "row,record":
-        raise SdcevalError(f"key file {shown!r} holds {len(table)} rows for "
-                           f"{records} records but data set {dataset.name!r} has {n}")
-    rows, perm = table[:, 0], table[:, 1]
-    if (not np.array_equal(rows, np.arange(n))
-            or not np.array_equal(np.sort(perm), np.arange(n))):
-        raise SdcevalError(f"key file {shown!r} is damaged: its 'record' column is not a "
-                           f"permutation of 0..{n - 1}")
-    return perm
+        return hashlib.sha256(_format_of(Path(name))(frame)).hexdigest()
+    except SdcevalError:
+        return None
+
+
+def key_permutation(key, dataset, frame: pd.DataFrame | None = None
+                    ) -> tuple[np.ndarray, bool]:
+    """The permutation given as ``key`` with a release that is not a file (a DataFrame
+    ``frame``, `sdceval.core.release_io.release_of`), and whether the key is tied to
+    that frame as to its file: a key file's path (`key_file`: every check but the
+    release file's; tied when ``frame``'s bytes are the file's, `frame_sha256`), a table
+    with a ``record`` column (the key file read with ``pd.read_csv(KEY, comment="#")``;
+    a ``row`` column, if any, must be 0..n-1 in order), or that ``record`` column itself
+    (n record positions: published row ``r`` protects record ``key[r]``), never tied.
+    Each record must appear once."""
+    if isinstance(key, (str, os.PathLike)):
+        perm, fields = key_file(key, dataset)
+        tied = (frame is not None
+                and frame_sha256(frame, fields["release"]) == fields["release_sha256"])
+        return perm, tied
+    n, where = dataset.n, "key"
+    if isinstance(key, pd.DataFrame):
+        if "record" not in key.columns:
+            raise SdcevalError(f"key: a key table needs a 'record' column (the record each "
+                               f"published row protects); it has "
+                               f"{', '.join(map(repr, key.columns[:10]))}; read the key file "
+                               "with pd.read_csv(KEY, comment='#') or give its path")
+        if "row" in key.columns:
+            rows = _positions(key["row"], n, where, "row")
+            bad = np.flatnonzero(rows != np.arange(n))
+            if len(bad):
+                raise SdcevalError(f"key, row {int(bad[0])}: column 'row' holds "
+                                   f"{int(rows[bad[0]])}; the rows are 0..{n - 1} in order "
+                                   "(the order of the published rows)")
+        values = key["record"]
+    elif isinstance(key, (pd.Series, pd.Index, np.ndarray, list, tuple)):
+        values = key
+    else:
+        raise SdcevalError(f"key must be the path of the release's key file, the key read "
+                           "as a table (pd.read_csv(KEY, comment='#')) or its 'record' "
+                           f"column, got {type(key).__name__}")
+    if np.ndim(values) != 1 or len(values) != n:
+        raise SdcevalError(f"key holds {np.size(values)} positions but data set "
+                           f"{dataset.name!r} has {n} records; give the key of this "
+                           "release (one record position per published row)")
+    return _positions(values, n, where, "record"), False
+
+
+def _positions(values, n: int, where: str, column: str, line_of=None) -> np.ndarray:
+    """``values`` (text or numbers) as int64 record positions 0..n-1, each at most once
+    for the ``record`` column; the first that is not a whole number, lies outside the
+    data set (a position of 10^30, a negative one) or repeats an earlier row's is an
+    error naming ``where``, its published row and (``line_of(row)``) its line in the
+    file."""
+    s = pd.Series(values, copy=False).reset_index(drop=True)
+
+    def fail(r: int, what: str):
+        at = f", line {line_of(r)}" if line_of is not None else ""
+        value = s.iloc[r]
+        value = repr(value.item() if isinstance(value, np.generic) else value)
+        value = value if len(value) <= 40 else f"{value[:36]}...{value[-1]}"
+        raise SdcevalError(f"{where}, row {r}{at}: {column} {value} {what}; use the "
+                           "key as 'sdceval anonymize' wrote it")
+    kinds = pd.api.types
+    if kinds.is_bool_dtype(s) or not (kinds.is_numeric_dtype(s) or s.dtype == object
+                                      or kinds.is_string_dtype(s)):
+        fail(0, "is not a record position (a whole number)")
+    if kinds.is_integer_dtype(s):
+        ints = s.to_numpy()
+        big = np.flatnonzero((ints < 0) | (ints >= n))  # compared before any cast
+        if len(big):
+            fail(int(big[0]), f"is not a record of the data set (0..{n - 1})")
+        ints = ints.astype(np.int64)
+    else:
+        if kinds.is_numeric_dtype(s):
+            f = s.to_numpy(dtype=float, na_value=np.nan)
+            ok = np.isfinite(f) & (f == np.round(f))
+        else:
+            text = s.astype(str).str.strip()
+            ok = text.str.fullmatch(r"-?[0-9]+").to_numpy(dtype=bool)
+            f = np.where(ok, text.where(ok, "0").map(
+                lambda t: float(t) if len(t) > 15 else int(t)), np.nan).astype(float)
+        bad = np.flatnonzero(~ok)
+        if len(bad):
+            fail(int(bad[0]), "is not a record position (a whole number)")
+        out = np.flatnonzero((f < 0) | (f >= n))
+        if len(out):
+            fail(int(out[0]), f"is not a record of the data set (0..{n - 1})")
+        ints = f.astype(np.int64)
+    if column == "record":
+        dup = np.flatnonzero(pd.Series(ints).duplicated().to_numpy())
+        if len(dup):
+            r = int(dup[0])
+            first = int(np.flatnonzero(ints == ints[r])[0])
+            fail(r, f"appears twice (also at row {first}): a key gives each record once")
+    return ints
 
 
 def to_record_order(frame: pd.DataFrame, perm: np.ndarray) -> pd.DataFrame:
@@ -303,177 +504,7 @@ def to_record_order(frame: pd.DataFrame, perm: np.ndarray) -> pd.DataFrame:
     return frame.iloc[np.argsort(perm, kind="stable")].reset_index(drop=True)
 
 
-def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
-                       key_path) -> None:
-    """Refuse a release read without a key unless it is in record order.
-
-    Each published row ``i`` is scored against record ``i``: one per generalized QI cell
-    (``cells``: ``{qi: (lo, hi, ...)}`` of the published labels) not containing the
-    record's value, one per exact column (the sensitive value of a release that does
-    not permute it, a passed-through text column) that differs, plus the distance of
-    the masked / passed-through numbers (standardized by the original's deviation).  In
-    record order, a truthful release (generalized, bucketized, QIs passed through) has
-    no mismatch; otherwise the mean score must lie at least 6 standard deviations below
-    that of the rows matched to records at random (40 draws).  A shuffled file (z about
-    0) fails, naming the key file and ``--no-key``: a release in record order whose
-    rows match their records too weakly to tell (a few records, or much noise) fails
-    too, and is read with ``key=False``; a file whose rows cannot be told apart at all
-    passes.
-    """
-    n = len(frame)
-    exact, numeric = _evidence(dataset, frame, cells)
-    if not exact and numeric is None:
-        return  # nothing published that can be compared with the records
-
-    def score(order) -> tuple[float, float]:
-        """(exact mismatches, numeric distance), means over the rows."""
-        s = np.zeros(n)
-        for kind, a, b, c in exact:
-            if kind == "cell":  # a = lo, b = hi, c = record codes
-                s += ~((a <= c[order]) & (c[order] <= b))
-            else:  # a = published codes, c = record codes
-                s += a != c[order]
-        d = 0.0
-        if numeric is not None:
-            rel, orig = numeric
-            d = float(np.sqrt(((rel - orig[order]) ** 2).mean(axis=1)).mean())
-        return float(s.mean()), d
-
-    rng = np.random.default_rng(0)
-    aligned = score(np.arange(n))
-    null = np.array([score(rng.permutation(n)) for _ in range(_NULL_DRAWS)])
-    if exact and aligned[0] == 0 and null[:, 0].max() > 0:
-        return  # every published value agrees with its record; at random they do not
-    total = null.sum(axis=1)
-    mu, tau = total.mean(), total.std(ddof=1)
-    z = (sum(aligned) - mu) / tau if tau > 0 else 0.0
-    if tau == 0 or z <= -_Z:
-        return
-    how = ("no better than rows matched at random" if z > -_Z_SHUFFLED else
-           f"only a little better than rows matched at random (z = {z:.1f}: few records, "
-           "or much noise)")
-    raise SdcevalError(
-        f"release {str(release_path)!r} is not in record order as far as sdceval can tell "
-        f"(its rows match their records {how}) and its key file {str(key_path)!r} is "
-        "missing: 'sdceval anonymize' writes the rows shuffled, with that key beside them; "
-        "put the key file there or give it with --key FILE (key=FILE in Python).  A "
-        "release known to be in record order (written with --keep-order) is read with "
-        "--no-key (key=False)")
-
-
-def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
-                file_row: np.ndarray | None = None) -> None:
-    """Refuse a release (in record order) with a published cell its record does not fit
-    (issue 22 item 2): every generalized QI cell must contain the record's value, the
-    sensitive value of a release that does not permute it and every passed-through
-    column must equal the record's, and a bucketized release's sensitive values must be
-    those of its bucket's records (permuted within the bucket).  A shuffled file, an
-    edited label or another data set's file of the same shape is therefore refused,
-    naming the first bad row (``file_row``: the file's row of each record) and column.
-    Masked numbers (a perturbative release) are not cells to check."""
-    schema = dataset.schema
-    where = (lambda i: int(file_row[i]) if file_row is not None else int(i))
-    bad_cells = []  # (record, column, what)
-    for q, (lo, hi, *_) in cells.items():
-        codes = dataset.codes(q)
-        bad = np.flatnonzero(~((lo <= codes) & (codes <= hi)))
-        if len(bad):
-            i = bad[0]
-            bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} does not contain "
-                                    f"the record's value {dataset.frame[q].iloc[i]!r}"))
-    sens = schema.sensitive
-    if sens is not None and sens in frame.columns:
-        pub = dataset.hierarchy(sens).encode(frame[sens], column=sens)
-        orig = dataset.codes(sens)
-        if is_bucketized(dataset, frame):
-            bucket = pd.factorize(frame[BUCKET_COLUMN])[0]
-            a = np.lexsort((pub, bucket))
-            b = np.lexsort((orig, bucket))
-            diff = np.flatnonzero(pub[a] != orig[b])
-            if len(diff):
-                i = int(a[diff[0]])
-                bad_cells.append((i, sens, f"bucket {frame[BUCKET_COLUMN].iloc[i]!r} publishes "
-                                           "sensitive values that are not those of its "
-                                           "records"))
-        else:
-            bad = np.flatnonzero(pub != orig)
-            if len(bad):
-                i = bad[0]
-                bad_cells.append((i, sens, f"the published {frame[sens].iloc[i]!r} is not the "
-                                           f"record's value {dataset.frame[sens].iloc[i]!r}"))
-    for c in schema.passthrough:
-        if c not in frame.columns or c not in dataset.frame.columns:
-            continue
-        orig = dataset.frame[c]
-        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
-            p = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
-            o = orig.to_numpy(float)
-            same = np.isclose(p, o, rtol=1e-12, atol=0) | (np.isnan(p) & np.isnan(o))
-        else:
-            same = frame[c].astype(str).to_numpy() == orig.astype(str).to_numpy()
-        bad = np.flatnonzero(~same)
-        if len(bad):
-            i = bad[0]
-            bad_cells.append((i, c, f"the published {frame[c].iloc[i]!r} is not the "
-                                    f"record's value {orig.iloc[i]!r} (a passed-through "
-                                    "column is published unchanged)"))
-    if not bad_cells:
-        return
-    i, column, what = min(bad_cells, key=lambda t: (where(t[0]), t[1]))
-    row = where(i)
-    raise SdcevalError(
-        f"release {str(release_path)!r} does not fit data set {dataset.name!r}: row "
-        f"{row + 1} of the file (line {row + 2}), column {column!r}: {what}.  Every "
-        "published cell must fit its record: this file was edited, belongs to another "
-        "data set, or its rows are not in the order of its key")
-
-
-#: the structural column of a bucketized release (`sdceval.methods.bucketization`)
-BUCKET_COLUMN = "bucket"
-
-
-def is_bucketized(dataset, frame: pd.DataFrame) -> bool:
-    """Whether a published table is a bucketized release: it has a ``bucket`` column
-    that is not a column of the data set.  A data-set column of that name (kept with
-    ``--keep bucket``, role passthrough) is the user's data, never structure: a
-    user-controlled column name must not decide how a release is measured."""
-    return BUCKET_COLUMN in frame.columns and BUCKET_COLUMN not in dataset.frame.columns
-
-
-def _evidence(dataset, frame: pd.DataFrame, cells: dict):
-    """What a published row can be compared with its record by: exact items
-    ``("cell", lo, hi, record codes)`` / ``("equal", published codes, None, record
-    codes)``, and the numbers ``(published, original)`` standardized, or None."""
-    schema = dataset.schema
-    exact = [("cell", lo, hi, dataset.codes(q)) for q, (lo, hi, *_) in cells.items()]
-    sens = schema.sensitive
-    if sens is not None and sens in frame.columns and not is_bucketized(dataset, frame):
-        try:  # a generalized release publishes it unchanged; bucketization permutes it
-            code = dataset.hierarchy(sens).encode(frame[sens], column=sens)
-            exact.append(("equal", code, None, dataset.codes(sens)))
-        except SdcevalError:
-            pass
-    cols = []
-    for c in schema.numeric + schema.passthrough:
-        if c not in frame.columns or c not in dataset.frame.columns:
-            continue
-        orig = dataset.frame[c]
-        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
-            pub = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
-            o = orig.to_numpy(float)
-            sd = np.nanstd(o)
-            if np.isfinite(pub).all() and np.isfinite(o).all() and sd > 0:
-                cols.append(((pub - o.mean()) / sd, (o - o.mean()) / sd))
-        elif c in schema.passthrough:
-            both = pd.concat([frame[c].astype(str), orig.astype(str)], ignore_index=True)
-            codes = pd.factorize(both)[0]
-            exact.append(("equal", codes[:len(frame)], None, codes[len(frame):]))
-    numeric = None
-    if cols:
-        numeric = (np.column_stack([p for p, _ in cols]), np.column_stack([o for _, o in cols]))
-    return exact, numeric
-
-
-__all__ = ["BUCKET_COLUMN", "KEY_SUFFIX", "PRIVATE", "check_cells", "check_record_order",
-           "data_fingerprint",
-           "is_bucketized", "key_path_for", "read_key", "to_record_order", "write_release"]
+__all__ = ["KEY_SUFFIX", "PRIVATE",
+           "data_fingerprint", "frame_sha256", "key_beside", "key_file",
+           "key_path_for", "key_permutation", "legacy_key_path_for", "read_key",
+           "to_record_order", "write_release"]

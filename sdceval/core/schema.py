@@ -36,8 +36,16 @@ SINGLE_ROLES = ("sensitive", "label")
 
 
 def column_names(frame: pd.DataFrame) -> list[str]:
-    """The frame's column names as text (``pd.DataFrame(ndarray)`` names them 0, 1, ...),
-    refusing duplicates: a role names a column, so two columns cannot share a name."""
+    """The frame's column names as text (``pd.DataFrame(ndarray)`` names them 0, 1, ...:
+    a role may then name a column ``0`` or ``"0"``), refusing duplicates and a MultiIndex:
+    a role names a column by one name, so two columns cannot share one."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        shown = ", ".join(map(repr, frame.columns[:4])) + (", ..." if frame.shape[1] > 4
+                                                            else "")
+        raise SdcevalError(
+            f"the columns are a MultiIndex ({shown}): a role names a column by one name; "
+            "flatten them first, e.g. df.columns = ['_'.join(map(str, c)) for c in "
+            "df.columns]")
     names = [str(c) for c in frame.columns]
     idx = pd.Index(names)
     dup = list(dict.fromkeys(idx[idx.duplicated()]))
@@ -45,7 +53,8 @@ def column_names(frame: pd.DataFrame) -> list[str]:
         raise SdcevalError(
             f"duplicated column name(s) {', '.join(map(repr, dup))}: every column needs its "
             "own name (integer and text names such as 0 and '0' count as the same); rename "
-            "them, e.g. frame.columns = [...] or edit the file's header")
+            "them (df.columns = [...], or the file's header), or keep the first of each "
+            "(df = df.loc[:, ~df.columns.duplicated()])")
     return names
 
 

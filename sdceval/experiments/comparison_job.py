@@ -2,11 +2,14 @@
 one risk level, then ranked by utility (Domingo-Ferrer, Ricci & Soria-Comas §3;
 `sdceval.compare.ranking`).
 
-One method is one task (`task_match`), so the executors match the methods in
-parallel; `sdceval.compare.ranking.assemble` collects them into a `Comparison`.  A job
-writes ``<key>_ranking.csv``; ``sdceval compare`` runs the same orchestration
-(`comparison_result`) on the serial executor and writes ``ranking.csv`` beside its own
-``results.json`` and ``risk_curves.png``.
+A job's options are parsed once, when the job is built (`comparison_plan`, the kind's
+``validate``: a `sdceval.compare.ranking.ComparisonPlan` kept as the job's ``plan``),
+and the job runs the steps of the Python API (`sdceval.compare.ranking.run_comparison`)
+with the plan: one method is one task (`sdceval.compare.ranking.task_match`), so the
+executors match the methods in parallel.  A job writes ``<key>_ranking.csv``;
+``sdceval compare`` runs the same orchestration (`comparison_result`) on the serial
+executor and writes ``ranking.csv`` beside its own ``results.json`` and
+``risk_curves.png``.
 
 ``method_params`` holds parameters fixed during a method's search, e.g. the privacy
 models of Mondrian (``{"mondrian": {"models": ["k=5", "l=3"]}}``, what ``compare
@@ -15,14 +18,12 @@ model's threshold (`sdceval.compare.bisection.tuning`).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdceval.catalog import get_measure, get_method
-from sdceval.compare.families import comparison_defaults
-from sdceval.compare.ranking import (Comparison, MethodMatch, assemble, check_comparison,
-                                     check_risks, match_method, parse_measure_list,
-                                     parse_reference, resolve_target, typed_value)
+from sdceval.compare import ranking
+from sdceval.compare.ranking import Comparison, ComparisonPlan, typed_value
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
 from sdceval.core.registry import Param
@@ -42,66 +43,28 @@ TARGET = Param("target", str, default=None,
                            "mdav:k=5 with numeric attributes, else mondrian:k=5")
 
 
-def validate_comparison_options(opts: dict) -> None:
-    """Check a ``[[comparison]]`` job's options before anything runs (every name and
-    parameter against its registry)."""
-    for m in opts.get("methods") or ():
-        get_method(m)
-    for m, params in opts.get("method_params", {}).items():
-        get_method(m).resolve(params)
-    if opts.get("risk") is not None:
-        risk, rparams = parse_reference(opts["risk"])
-        get_measure(risk).resolve(rparams)
-    target = opts.get("target")
-    if isinstance(target, str):
-        try:
-            float(target)
-        except ValueError:
-            name, params = parse_reference(target)
-            get_method(name).resolve(params)
-    if opts.get("utilities") is not None:
-        parse_measure_list(opts["utilities"])
-    check_risks(opts.get("risks"))
-
-
-def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
-               fixed_params, risks=None) -> MethodMatch:
-    """One method matched to the target (a pure task for the executors)."""
-    ds = open_ref(data_ref)
-    return match_method(ds, method, target_value, risk=risk, risk_params=risk_params,
-                        utilities=utilities, seed=seed, repeats=repeats,
-                        fixed_params=fixed_params, risks=risks)
+def comparison_plan(opts: dict) -> ComparisonPlan:
+    """A ``[[comparison]]`` job's options parsed and checked once, before anything runs
+    (every name and parameter against its registry: `ranking.plan_comparison`, the
+    parse of the Python API's keywords); the job keeps it as its ``plan``."""
+    return ranking.plan_comparison(
+        opts.get("methods"), risk=opts.get("risk"), target=opts.get("target"),
+        utilities=opts.get("utilities"), risks=opts.get("risks"),
+        method_params=opts.get("method_params"))
 
 
 def comparison_result(job, executor, say, seed: int, repeats: int) -> Comparison:
-    """The comparison of one job: the target's risk, every method matched to it (one
-    task each), assembled (names checked first, before any work)."""
-    o = job.options
+    """The comparison of one job: `ranking.run_comparison` (the API's steps) with the
+    job's plan, its seed and repeats, each method a task of ``executor``."""
+    plan = getattr(job, "plan", None)
+    if not isinstance(plan, ComparisonPlan):  # a job not built by load_spec or command_job
+        plan = comparison_plan(job.options)
     ref = job.data_ref()
-    ds = open_ref(ref)
-    # what the data set's roles call for where the job does not say (both families on
-    # a file with QIs and numeric attributes: sdceval.compare.families)
-    chosen = comparison_defaults(ds, o.get("methods"), o.get("risk"), o.get("target"),
-                                 o.get("utilities"))
-    methods = chosen["methods"]
-    risk, rparams = parse_reference(chosen["risk"])
-    _, rparams, utils = check_comparison(methods, risk, rparams, chosen["utilities"])
-    risks = check_risks(o.get("risks"))
-    target, reference = resolve_target(ds, chosen["target"], risk, rparams, seed)
-    say(f"{job.tag}target {risk} = {target:.6g}"
-        + (f" (risk of {reference})" if reference else "")
-        + f"; matching {len(methods)} methods")
-    tasks = [dict(data_ref=ref, method=m, target_value=target, risk=risk,
-                  risk_params=rparams, utilities=utils, seed=seed, repeats=repeats,
-                  fixed_params=o.get("method_params", {}).get(m), risks=risks)
-             for m in methods]
-    matches = executor.map(task_match, tasks, progress=task_progress(job, len(tasks)))
-    for mm in matches:
-        r = mm.result
-        say(f"{r.method}: {r.parameter}={r.value:g} risk={r.risk:.6g} "
-            f"({r.evaluations} evaluations{'' if r.bracketed else ', NOT bracketed'})")
-    return assemble(ds.name, matches, target=target, reference=reference, risk=risk,
-                    risk_params=rparams, utilities=utils, seed=seed, repeats=repeats)
+    return ranking.run_comparison(
+        open_ref(ref), dataclasses.replace(plan, seed=seed, repeats=repeats), data_ref=ref,
+        map_tasks=lambda fn, tasks: executor.map(fn, tasks,
+                                                 progress=task_progress(job, len(tasks))),
+        say=lambda msg: say(job.tag + msg))
 
 
 def write_ranking(comp: Comparison, out, prefix: str = "") -> Path:
@@ -203,7 +166,8 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks"),
-    validate=validate_comparison_options, params=(RISK, TARGET))
+    example={"methods": ["mdav", "noise"], "utilities": ["il1s"]},
+    validate=comparison_plan, params=(RISK, TARGET))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))

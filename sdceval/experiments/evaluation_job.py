@@ -155,7 +155,8 @@ def evaluation_rows(result: EvaluationJobResult) -> list[dict]:
     "evaluation", section="evaluations", report=evaluation_section,
     write=write_evaluation_job, rows=evaluation_rows,
     description="fixed parameterizations x measures (releases at given parameters)",
-    keys=("releases", "measures", "seeds"), validate=validate_evaluation_options)
+    keys=("releases", "measures", "seeds"), validate=validate_evaluation_options,
+    example={"releases": ["mdav:k=5", "noise:gamma=0.5"]})
 def run_evaluation_job(job, spec, executor, say) -> EvaluationJobResult:
     o = job.options
     measures = parse_measure_list(o.get("measures", DEFAULT_MEASURES))

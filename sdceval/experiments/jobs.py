@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from sdceval.core.errors import SdcevalError, suggest
@@ -45,10 +46,28 @@ _DATA_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip", ".csv", ".tsv", ".txt", 
                   ".pq", ".dat", ".data")
 
 
-def safe_name(value, default: str = "data") -> str:
+#: the longest `safe_name` (a job's key at most `KEY_MAX`): a job's files,
+#: ``<key>_<what>.<ext>``, stay well inside the 255 bytes a file name may have
+NAME_MAX, KEY_MAX = 48, 120
+
+
+def shortened(name: str, limit: int, source=None) -> str:
+    """``name`` if at most ``limit`` characters, else its start and ``-`` and 8 hex
+    digits of the sha256 of ``source`` (default ``name``): short, and still unique."""
+    if len(name) <= limit:
+        return name
+    import hashlib
+    digest = hashlib.sha256(str(name if source is None else source).encode(
+        "utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:limit - 9]}-{digest}"
+
+
+def safe_name(value, default: str = "data", limit: int = NAME_MAX) -> str:
     """A file-name form of a name taken from an input (issue 22 item 7): the last part
     of a path, without data-file suffixes, only ``[A-Za-z0-9._-]`` (others become
-    ``_``), no leading dots (so never ``..``); ``default`` when nothing is left."""
+    ``_``), no leading dots (so never ``..``); ``default`` when nothing is left; at most
+    ``limit`` characters (`shortened`: a value of any length gives a name a file
+    system takes, issue 27 item 8)."""
     name = re.split(r"[\\/]", str(value))[-1]
     lowered = name.lower()
     stripped = True
@@ -59,7 +78,19 @@ def safe_name(value, default: str = "data") -> str:
                 name, lowered = name[:-len(suffix)], lowered[:-len(suffix)]
                 stripped = True
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".").strip("_")
-    return name or default
+    return shortened(name, limit, value) if name else default
+
+
+def names_file(value) -> bool:
+    """Whether an option's ``value`` names an existing file: a non-empty string that
+    the file system finds as a file (a value no file may have, too long or with a NUL,
+    names none rather than raising: any text option is asked, titles too)."""
+    if not isinstance(value, (str, Path)) or not str(value):
+        return False
+    try:
+        return Path(value).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass
@@ -78,6 +109,9 @@ class Job:
     #: the values of the sweep variables this job is one combination of
     #: (`sdceval.experiments.file_schema.expand_sweeps`)
     sweep: dict[str, Any] = field(default_factory=dict)
+    #: what the kind's ``validate`` returned when the job was built (`JobKind.check`):
+    #: its options parsed once, which ``run`` uses instead of parsing them again
+    plan: Any = None
 
     def seed(self, spec) -> int:
         """The job's seed: its own ``seed`` option (a sweep sets it), else the
@@ -87,11 +121,13 @@ class Job:
     @property
     def key(self) -> str:
         """``<kind><index>_<data>``, the prefix of the job's output files: ``<data>`` is
-        `safe_name` of the ``data`` option (a file's stem, never a path)."""
+        `safe_name` of the ``data`` option (a file's stem, never a path), then each
+        sweep variable and its value (24 characters each at most); `KEY_MAX`
+        characters at most in all."""
         key = f"{self.kind}{self.index}_{safe_name(self.options.get('data', ''))}"
         for name, value in self.sweep.items():
-            key += f"_{safe_name(name, 'v')}{safe_name(value, 'v')}"
-        return key
+            key += f"_{safe_name(name, 'v', 24)}{safe_name(value, 'v', 24)}"
+        return shortened(key, KEY_MAX)
 
     @property
     def title(self) -> str:
@@ -142,21 +178,26 @@ class JobKind:
     #: (method, parameters, seed, ...): what the results store keeps and
     #: ``sdceval results`` shows
     rows: Callable[[Any], list] | None = None
+    #: the options of a small job of this kind (its own keys, no data set): the
+    #: contract suite (tests/contracts.py) runs it on a few hundred records with every
+    #: role, writes its files and checks its rows, so a kind without one fails there
+    example: dict | None = None
 
     @property
     def options(self) -> frozenset:
         """Every option key a job of this kind accepts."""
         return frozenset(DATA_KEYS) | {"title", "seed", "sweep"} | self.keys
 
-    def check(self, options: dict, where: str = "") -> None:
-        """The checks of `load_spec`: known keys, a data set, then ``validate``;
-        errors start with ``where`` (the file and the table)."""
+    def check(self, options: dict, where: str = "") -> Any:
+        """The checks of `load_spec`: known keys, a data set, then ``validate``, whose
+        result it returns (the job's ``plan``); errors start with ``where`` (the file
+        and the table)."""
         check_keys(where, options, self.options)
         if "data" not in options:
             raise SdcevalError(f"{where + ': ' if where else ''}'data' is required (a "
                                "bundled name or a file)")
         try:
-            self.validate(options)
+            return self.validate(options)
         except SdcevalError as exc:
             if not where:
                 raise
@@ -175,13 +216,15 @@ def register_job_kind(name: str, *, description: str, section: str, keys: Iterab
                       validate: Callable[[dict], Any], params: Iterable[Param] = (),
                       report: Callable[[Any], Any] | None = None,
                       write: Callable[..., list] | None = None,
-                      rows: Callable[[Any], list] | None = None):
+                      rows: Callable[[Any], list] | None = None,
+                      example: dict | None = None):
     """Register the decorated ``run(job, spec, executor, say)`` as job kind ``name``
     (`JobKind`: ``write`` writes its files, ``rows`` lists its measurements, ``report``
-    draws its part of the HTML report); the function is returned unchanged."""
+    draws its part of the HTML report, ``example`` is a small job's options); the
+    function is returned unchanged."""
     def deco(run):
         kind = JobKind(name, description, frozenset(keys), validate, run, section,
-                       tuple(params), report, write, rows)
+                       tuple(params), report, write, rows, example)
         stray = [p.name for p in kind.params if p.name not in kind.options]
         if stray:
             raise RegistrationError(f"job kind {name!r}: parameter {stray[0]!r} is not one "
@@ -197,8 +240,8 @@ def command_job(kind: str, dataset, command: str, **options) -> Job:
     ``dataset``, the data set the command opened, checked as `load_spec` checks the
     table."""
     opts = {"data": dataset.name, **{k: v for k, v in options.items() if v is not None}}
-    JOB_KINDS.get_spec(kind).check(opts)
-    return Job(kind, 0, opts, dataset=dataset, command=command)
+    plan = JOB_KINDS.get_spec(kind).check(opts)
+    return Job(kind, 0, opts, dataset=dataset, command=command, plan=plan)
 
 
 def report_section(kind: str, result, title: str | None = None):
@@ -231,4 +274,4 @@ def task_progress(job: Job, total: int) -> Callable[[int, int], None] | None:
 
 
 __all__ = ["DATA_KEYS", "JOB_KINDS", "Job", "JobKind", "check_keys", "command_job",
-           "register_job_kind", "report_section", "task_progress"]
+           "names_file", "register_job_kind", "report_section", "task_progress"]

@@ -296,6 +296,7 @@ def lattice_rows(result: LatticeJobResult) -> list[dict]:
                 "models and a suppression limit, every node's objectives (sdceval "
                 "lattice search|export)",
     keys=("models", "rule", "max_suppression", "metric", "objectives", "export", "cache"),
+    example={"models": ["k=5"], "cache": False},
     validate=validate_lattice_options,
     params=(RULE, MAX_SUPPRESSION, METRIC, EXPORT, CACHE))
 def run_lattice_job(job, spec, executor, say) -> LatticeJobResult:

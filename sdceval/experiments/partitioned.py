@@ -1,114 +1,79 @@
 """Measures of a table too large for one machine's memory, evaluated in partitions on
-Dask (issue 21 item 7).
+Dask (issue 21 item 7; derived from the measure registry, issue 27 item 21).
 
 `evaluate_partitioned` reads the original and a row-aligned release (CSV or Parquet
 files, a directory of Parquet files, or dask DataFrames) partition by partition on a
-Dask scheduler, computes each decomposable measure's partial sums per partition and
-merges them into the value and details `sdceval.evaluate` gives on the whole table in
-memory (exactly for counts; to rounding, about 1e-15 relative, for sums of floats).
+Dask scheduler and computes **every measure whose registry entry declares a partial
+form** (`sdceval.core.partial.PartialForm`, `MeasureSpec.partial`): each part's partial
+result, merged in a tree, then the measure's formula on the merged result — the value
+and details `sdceval.evaluate` gives on the whole table in memory (exactly for counts;
+to rounding, about 1e-15 relative, for sums of floats).  No measure is named here: the
+class counts (every privacy check, ``discernibility``, ``avg_class_size``:
+`sdceval.measures._partial`), ``query_error`` (`sdceval.measures.queries`) and
+``linkage_risk`` (`sdceval.measures.linkage`) declare their forms beside their
+in-memory code, and a measure registered later (a user's) is computed the same way.
+A measure without a form is refused with the reason it declares (``no_partial``).
+
 **The original is never materialized whole in one process**: every function that sees
 its records sees one partition (two, where a partition of fewer than 2 records joins
-its neighbour), and only per-partition summaries (row counts, distinct values, partial
-sums, class sizes) leave the partitions.
+its neighbour), and only per-partition summaries (row counts, distinct values, value
+counts, partial results) leave the partitions.
 
-Which measures decompose, and how
----------------------------------
-* ``k_anonymity``, ``discernibility``, ``avg_class_size`` (class counts of a
-  generalized release).  A class is a distinct combination of the released QI cells;
-  each partition gives the size of each of its classes (the cells are read back from the
-  labels by `sdceval.core.release_io.release_from_frame`, checked against the records),
-  and the sizes are summed over partitions: ``|E| = Σ_p |E ∩ p|``.  Then the measures'
-  formulas on the merged sizes: ``min_E |E|`` over classes with a record kept (all
-  classes if every record is suppressed, or with ``include_suppressed``);
-  ``DM = Σ_{E kept} |E|² + N · #suppressed``; ``C_avg = N_kept / C_kept / k``.
-* ``query_error``.  The workload is the in-memory measure's (`queries.random_queries`
-  on the whole table's hierarchies, same seed); a query's actual count and its count
-  reconstructed from the release are sums over records, so over partitions:
-  ``act_q = Σ_p act_q(p)`` (`queries.original_counts` on the partition),
-  ``rec_q = Σ_p rec_q(p)`` (`queries.reconstructed_counts`: each record weighs
-  ``Π_a |cell_a ∩ b_a| / |cell_a|``); then ``ρ = mean_{act_q > 0} |rec_q − act_q| /
-  act_q × 100``.  The partitions' data sets share the whole table's schema and
-  hierarchies (built from the distinct values of every column, merged over
-  partitions), so codes and domains agree.
-* ``linkage_risk`` (per-record nearest-neighbour queries against a broadcast index).
-  The release must fit in memory: its numbers are read on the client, ranked on the
-  original's scale and sent to each worker once, where the KD-tree over its distinct
-  rank vectors is built once.  The original's scale needs each attribute's sorted
-  distinct values and their counts, merged over partitions
-  (`linkage.OriginalScale.from_counts`: an original value gets exactly its mid-rank).
-  Each partition's records are ranked, linked to their nearest released row and
-  compared with their own (``rows`` = their global positions); the partial sums
-  ``Σ log(1+d)``, ``Σ d``, ``Σ hit/ties``, ``Σ hit``, ``Σ perm`` and ``max perm`` give
-  the value and every detail of `linkage_risk` with ``sample=0``: this path links
-  every record, which is its point.
-
-Every other measure is refused, naming these: ``propensity`` is a logistic fit by
-Newton's method (its ``X'WX`` and gradient are sums over records, so it could
-decompose, but that is not done here), ``emd`` clusters the whole table with k-means;
-others that would decompose (``glm``, ``cm``, the ℓ / t / δ checks) are not offered
-yet (docs/partitioned.md).
-
-Cost: two passes over the original (row counts and distinct values, then the
-measures), one over the release's row counts, and for ``linkage_risk`` the release
-read once on the client; memory per worker: one partition of each table, the schema's
-hierarchies, the query workload and, for ``linkage_risk``, the release's distinct rank
-vectors, its KD-tree and one record index per record.
+Passes: (1) row counts, the distinct values of the columns whose hierarchies the forms
+need from the whole table (built from them exactly as `Dataset` builds them), the value
+counts the forms ask for, and the release's row counts; then each form's ``prepare`` on
+the client (`_Whole`: a query workload, a linkage index) and the context sent to every
+worker once (`sdceval.experiments.partition_runner`); (2) one task per chunk of records
+(`_Part`: the chunk as a data set with the whole table's hierarchies and its release
+rows read back as ``sdceval evaluate`` reads a release file, or its numbers), the
+partial results merged ``FAN_IN`` at a time, the formulas in a last task.  Reading the
+inputs: `sdceval.experiments.partition_io`.  docs/partitioned.md gives the measures'
+decompositions and the cost.
 """
 from __future__ import annotations
 
-import threading
-import uuid
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from sdceval import privacy
-from sdceval.catalog import get_measure
+from sdceval.catalog import MEASURES, get_measure
 from sdceval.compare.ranking import parse_measure_list
 from sdceval.core import threads
 from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError
-from sdceval.core.loaders import _NA_MARKERS, LEADING_ZERO, read_schema_file
+from sdceval.core.loaders import LEADING_ZERO
 from sdceval.core.measurement import Measurement
+from sdceval.core.partial import PartialForm
 from sdceval.core.release import Release
 from sdceval.core.release_io import release_from_frame
-from sdceval.core.release_order import BUCKET_COLUMN, key_path_for
-from sdceval.core.schema import (ROLE_KEYS, UNUSED_ROLES, ColumnSpec, Schema,
-                                 load_hierarchies, role_names, schema_kinds, text_columns)
-from sdceval.measures import linkage, queries
-from sdceval.measures._compatibility import combine, first
-from sdceval.measures.privacy_checks import check_classes
-from sdceval.measures._nearest import NearestIndex
+from sdceval.core.release_checks import BUCKET_COLUMN
+from sdceval.core.release_order import key_beside
+from sdceval.core.schema import UNUSED_ROLES, ColumnSpec, Schema
+from sdceval.experiments.partition_io import (Reading, SchemaSource, dask_dataframe,
+                                              normalize, open_table, shown)
+from sdceval.experiments.partition_runner import (CONTEXTS as _CONTEXTS,  # noqa: F401
+                                                  Runner, context, tree_merge)
 
-#: the measures that decompose over partitions (module docstring)
-CLASS_MEASURES = ("k_anonymity", "discernibility", "avg_class_size")
-SUPPORTED = CLASS_MEASURES + ("query_error", "linkage_risk")
-#: why some measures asked for often are not evaluated in partitions (for the error)
-_WHY_NOT = {
-    "propensity": "a logistic fit by Newton's method over the whole table: its sums over "
-                  "records could decompose, but that is not done here",
-    "emd": "it clusters the whole table with k-means",
-}
 #: bytes per partition read from a file (CSV blocks; Parquet row groups combined)
 DEFAULT_BLOCKSIZE = "64MiB"
 #: a data set has at least 2 records (`Dataset`): a smaller partition joins a neighbour
 MIN_ROWS = 2
-#: partial results merged per task (a tree of merges: no task holds them all)
-FAN_IN = 8
-#: times a worker found without the context (joined or restarted) before giving up
-_MAX_RESENDS = 3
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
+
+
+def partitioned_measures() -> tuple[str, ...]:
+    """The measures `evaluate_partitioned` computes: every registry entry declaring a
+    partial form, in registration order (a measure registered later included)."""
+    return tuple(n for n, spec in MEASURES.items() if spec.partial is not None)
 
 
 # -- the public entry point ----------------------------------------------------------------
 def evaluate_partitioned(original, release, measures, *, schema, client=None,
                          blocksize: int | str = DEFAULT_BLOCKSIZE
                          ) -> dict[str, Measurement]:
-    """Evaluate decomposable measures of a table too large for memory, in partitions.
+    """Evaluate measures of a table too large for memory, in partitions.
 
     Parameters
     ----------
@@ -125,13 +90,15 @@ def evaluate_partitioned(original, release, measures, *, schema, client=None,
         the client (the index: it must fit in memory).
     measures : str, list or dict
         Names with parameters, as everywhere in sdceval
-        (``"query_error:n_queries=200,k_anonymity"``), among `SUPPORTED`.
-        ``linkage_risk`` links every record (``sample`` must be 0 or left out).
+        (``"query_error:n_queries=200,k_anonymity"``), among `partitioned_measures`.
+        A parameter a measure's form fixes (``linkage_risk`` links every record:
+        ``sample`` 0) may be left out or given that value.
     schema : Schema, str, Path or mapping
         The roles and hierarchies: a `Schema`, a TOML schema file (as ``sdceval
-        evaluate --schema`` reads) or its mapping.  Roles are given, not inferred (that
-        would need the whole table).  Hierarchies not given are built from the whole
-        table's distinct values, as `Dataset` builds them.
+        evaluate --schema`` reads) or its mapping — the schema that made the release
+        (columns of unused roles, such as an identifier, are not read).  Roles are
+        given, not inferred (that would need the whole table).  Hierarchies not given
+        are built from the whole table's distinct values, as `Dataset` builds them.
     client : distributed.Client, optional
         The cluster to run on.  Default: dask's current scheduler (the default
         ``distributed`` client if one is active, else the configured local scheduler,
@@ -150,41 +117,39 @@ def evaluate_partitioned(original, release, measures, *, schema, client=None,
     Notes
     -----
     Each task runs under the thread budget of its process (`sdceval.core.threads`,
-    ``SDCEVAL_THREADS`` in the workers' environment); the schema, query workload and
-    linkage index reach each worker once (``client.run``), not with every task.
+    ``SDCEVAL_THREADS`` in the workers' environment); the schema and the forms'
+    preparations (query workload, linkage index) reach each worker once
+    (``client.run``), not with every task.
     """
-    dd = _dask_dataframe()
+    dd = dask_dataframe()
     plan = _plan(measures)
-    source = _SchemaSource.of(schema)
-    orig, zeros = _open(dd, original, "original", source.text, source.floats, blocksize,
-                        source.declared)
-    reading = _Reading(tuple(source.text) + tuple(zeros))
-    # roles and columns now; kinds again after pass 1 if some integers were read as text
-    sch = source.schema(_normalize(orig._meta, reading))
-    needs_ds = any(p.name != "linkage_risk" for p in plan)
-    _check_roles(sch, plan)
+    records = any(p.form.reads == "records" for p in plan)
+    source = SchemaSource.of(schema)
+    orig, zeros = open_table(dd, original, "original", source.text, source.floats,
+                             blocksize, source.declared)
+    reading = Reading(tuple(source.text) + tuple(zeros))
+    # the schema names every column of the file (an identifier too): read it from all
+    meta = orig._meta
+    sch = source.schema(normalize(meta, reading))
     used = [c.name for c in sch.columns if c.role not in UNUSED_ROLES]
     missing = [c for c in used if c not in orig.columns]
     if missing:
         raise SdcevalError(f"the original lacks schema column(s) {', '.join(map(repr, missing))}"
                            "; give the file with those columns or a schema without them")
-    rel_text = sch.qis + ([sch.sensitive] if sch.sensitive else [])
-    rel, _ = _open(dd, release, "release", rel_text, sch.numeric, blocksize)
+    rel, _ = open_table(dd, release, "release", sch.qis + ([sch.sensitive] if sch.sensitive
+                                                           else []), sch.numeric, blocksize)
     rel_cols = _check_release(rel, release, sch, plan)
-    orig = orig[used if needs_ds else list(sch.numeric)]
-    rel_numbers = (rel[list(sch.numeric)] if any(p.name == "linkage_risk" for p in plan)
-                   else None)
-    rel = rel[rel_cols] if needs_ds else None
-    with _Runner(client) as run:
-        ctx = _prepare(run, orig, rel, rel_numbers, release, original, source, sch, plan,
-                       reading, [c for c in zeros if c in orig.columns])
+    orig = orig[used if records else list(sch.numeric)]
+    rel_rows = rel[rel_cols] if records else None
+    with Runner(client) as run:
+        ctx = _prepare(run, orig, rel_rows, rel, release, original, source, meta, sch,
+                       plan, reading, [c for c in zeros if c in orig.columns])
         key = run.install(ctx)
-        results, = run.compute([_measure_graph(key, ctx, orig, rel)], ctx, key)
+        results, = run.compute([_measure_graph(key, ctx, orig, rel_rows)], ctx, key)
     out = {}
     for p in plan:
         m = results[p.label]
-        spec = get_measure(p.name)
-        m.measure, m.direction = p.name, spec.direction
+        m.measure, m.direction = p.name, get_measure(p.name).direction
         out[p.label] = m
     return out
 
@@ -192,61 +157,47 @@ def evaluate_partitioned(original, release, measures, *, schema, client=None,
 # -- measures asked for --------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Asked:
-    """One measure variant: its label, registry name and resolved parameters."""
+    """One measure variant: its label, registry name, resolved parameters and form."""
 
     label: str
     name: str
     params: dict
+    form: PartialForm
 
 
 def _plan(measures) -> list[_Asked]:
-    """The measures parsed by the package's parser, each checked to decompose and its
-    parameters resolved by its registry entry (bad names and values fail here)."""
+    """The measures parsed by the package's parser, each with its partial form, its
+    parameters resolved by its registry entry (bad names and values fail here) and those
+    the form fixes checked."""
     out = []
     for label, (name, params) in parse_measure_list(measures).items():
-        if name not in SUPPORTED:
-            why = _WHY_NOT.get(name, "not offered: only measures that decompose over "
-                                     "partitions are")
+        spec = get_measure(name)
+        if spec.partial is None:
+            why = spec.no_partial or ("not offered: only measures that declare how they "
+                                      "are computed in parts are")
             raise SdcevalError(
                 f"measure {name!r} is not evaluated in partitions ({why}); "
-                f"evaluate_partitioned computes {', '.join(SUPPORTED)}: evaluate {name} "
-                "in memory (sdceval.evaluate), on a sample of the records if the table "
-                "is too large")
-        resolved = get_measure(name).resolve(params)
-        if name == "linkage_risk":
-            if "sample" in params and resolved["sample"] != 0:
-                raise SdcevalError(
-                    f"linkage_risk: sample={resolved['sample']} is not used in partitions: "
-                    "the partitioned path links every record; leave sample out (or "
-                    "sample=0)")
-            resolved["sample"] = 0
-        out.append(_Asked(label, name, resolved))
+                f"evaluate_partitioned computes {', '.join(partitioned_measures())}: "
+                f"evaluate {name} in memory (sdceval.evaluate), on a sample of the records "
+                "if the table is too large")
+        resolved = spec.resolve(params)
+        for pname, (value, why) in spec.partial.fixed:
+            if pname in params and resolved[pname] != value:
+                raise SdcevalError(f"{name}: {pname}={resolved[pname]} is not used in "
+                                   f"partitions: {why}")
+            resolved[pname] = value
+        out.append(_Asked(label, name, resolved, spec.partial))
     return out
 
 
-def _check_roles(sch: Schema, plan: list[_Asked]) -> None:
-    names = {p.name for p in plan}
-    if names & set(CLASS_MEASURES) and not sch.qis:
-        raise SdcevalError("the class counts (k_anonymity, discernibility, avg_class_size) "
-                           "need quasi-identifiers, but the schema gives none; give some "
-                           "columns role 'qi'")
-    if "linkage_risk" in names and not sch.numeric:
-        raise SdcevalError("linkage_risk needs numeric attributes, but the schema gives "
-                           "none with role 'numeric'; give the masked columns role "
-                           "'numeric'")
-    if "query_error" in names and not (sch.qis or sch.numeric):
-        raise SdcevalError("query_error needs quasi-identifiers or numeric attributes to "
-                           "query, but the schema gives neither; give some columns role "
-                           "'qi' or 'numeric'")
-
-
 def _check_release(rel, release, sch: Schema, plan: list[_Asked]) -> list[str]:
-    """Refuse a release the measures cannot read (before anything is computed); the
-    release columns the partitions need."""
-    where = _shown(release)
-    if isinstance(release, (str, Path)) and key_path_for(release).exists():
+    """Refuse a release the measures cannot read (before anything is computed: the
+    forms' own checks too); the release columns the partitions need."""
+    where = shown(release)
+    key = key_beside(release) if isinstance(release, (str, Path)) else None
+    if key is not None:  # either key naming (`key_beside`)
         raise SdcevalError(
-            f"release {where} has a private key beside it ({str(key_path_for(release))!r}): "
+            f"release {where} has a private key beside it ({str(key)!r}): "
             "its rows are shuffled, and the partitioned path reads a release in record "
             "order: write it with `sdceval anonymize --keep-order` (or sort it by the key)")
     cols = list(rel.columns)
@@ -254,364 +205,25 @@ def _check_release(rel, release, sch: Schema, plan: list[_Asked]) -> list[str]:
         raise SdcevalError(
             f"release {where} is bucketized (a 'bucket' column): a bucket's records may lie "
             "in several partitions, so its measures do not decompose; evaluate it in memory")
-    names = {p.name for p in plan}
-    asked = sorted(names & set(CLASS_MEASURES))
-    if asked:
-        present = [q for q in sch.qis if q in cols]
-        if not present:
-            raise SdcevalError(
-                f"measure {asked[0]!r} counts the classes of a generalized release (its QI "
-                f"columns of labels such as [40-49] or *), but release {where} publishes no "
-                "quasi-identifier column (a perturbative release?): evaluate linkage_risk or "
-                "query_error on it, or give a generalized release")
-        lacking = [q for q in sch.qis if q not in cols]
-        if lacking:
-            raise SdcevalError(f"release {where} lacks quasi-identifier column(s) "
-                               f"{', '.join(map(repr, lacking))}; a generalized release "
-                               "publishes every QI")
-    if "linkage_risk" in names:
-        lacking = [c for c in sch.numeric if c not in cols]
-        if lacking:
-            raise SdcevalError(
-                f"linkage_risk compares published numbers, but release {where} lacks the "
-                f"numeric column(s) {', '.join(map(repr, lacking))}; give a perturbative "
-                "release of those columns")
-        for c in sch.numeric:
-            if not _is_number(rel._meta[c]):
-                raise SdcevalError(f"release column {c!r} is not numeric (a generalized "
-                                   "release cannot be used by linkage_risk)")
-    return [c.name for c in sch.columns
-            if c.role not in UNUSED_ROLES and c.name in cols]
+    for p in plan:
+        if p.form.check is not None:
+            p.form.check(p.name, sch, rel._meta, where)
+    return [c.name for c in sch.columns if c.role not in UNUSED_ROLES and c.name in cols]
 
 
-# -- inputs --------------------------------------------------------------------------------
-def _dask_dataframe():
-    try:
-        import dask.dataframe as dd
-    except ImportError:
-        raise SdcevalError("evaluating in partitions needs dask.dataframe: pip install "
-                           "'dask[dataframe]' pyarrow") from None
-    return dd
-
-
-def _shown(source) -> str:
-    return repr(str(source)) if isinstance(source, (str, Path)) else "(a dask DataFrame)"
-
-
-@dataclass(frozen=True)
-class _Reading:
-    """How a partition becomes what `sdceval.core.loaders.load_table` gives for the whole
-    file: ``text`` columns as written, ``numbers`` (CSV columns read as text to look
-    for leading zeros, which have none) as numbers again."""
-
-    text: tuple = ()
-    numbers: tuple = ()
-
-
-def _open(dd, source, what: str, text, floats, blocksize, declared=None):
-    """``source`` as a dask DataFrame, and the CSV columns read as text to look for
-    leading zeros (`_scan`).
-
-    Text columns (codes, labels) are read as written; numeric-role columns of a CSV as
-    float64 (dask infers the other types from the first block, where a column of
-    integers may have decimals further on).  With ``declared`` (the columns a schema
-    file declares numeric), a CSV column dask reads as integers and not declared is
-    read as text, as `load_table` reads a whole file: a code written with a leading
-    zero (``02116``) stays text, the others become numbers again once pass 1 has looked
-    at every cell."""
-    zeros: list = []
-    if isinstance(source, dd.DataFrame):
-        frame = source
-    elif isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.exists():
-            raise SdcevalError(f"{what} {str(path)!r} does not exist")
-        suffixes = "".join(path.suffixes).lower()
-        try:
-            if path.is_dir() or suffixes.endswith((".parquet", ".pq", ".parq")):
-                frame = dd.read_parquet(str(path), blocksize=blocksize)
-            elif suffixes.endswith(_COMPRESSED):
-                raise SdcevalError(
-                    f"{what} {str(path)!r} is compressed, so it cannot be read in parts: "
-                    "decompress it, or write it as a directory of Parquet files")
-            else:
-                header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-                text = [c for c in text if c in header]
-                dtype = {**{c: "float64" for c in floats if c in header},
-                         **{c: str for c in text}}
-
-                def read(dtype):
-                    na = {c: ([""] if dtype.get(c) is str else sorted(_NA_MARKERS))
-                          for c in header}
-                    return dd.read_csv(str(path), blocksize=blocksize, dtype=dtype,
-                                       keep_default_na=False, na_values=na)
-                frame = read(dtype)
-                if declared is not None:
-                    zeros = [c for c in header if c not in dtype and c not in declared
-                             and pd.api.types.is_integer_dtype(frame._meta[c])]
-                    if zeros:
-                        frame = read({**dtype, **{c: str for c in zeros}})
-        except SdcevalError:
-            raise
-        except (ValueError, OSError, ImportError, pd.errors.ParserError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-            raise SdcevalError(f"cannot read {what} {str(path)!r}: {first}") from None
-    else:
-        raise SdcevalError(f"{what} must be a CSV or Parquet file, a directory of Parquet "
-                           f"files or a dask DataFrame, not {type(source).__name__}")
-    if any(not isinstance(c, str) for c in frame.columns):  # a new frame: not the caller's
-        frame = frame.rename(columns={c: str(c) for c in frame.columns})
-    return frame, zeros
-
-
-def _is_number(values) -> bool:
-    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-
-
-def _normalize(frame: pd.DataFrame, reading: _Reading) -> pd.DataFrame:
-    """One partition as `sdceval.core.loaders.load_table` reads a whole file: dask's
-    Arrow strings as pandas' own (what ``pd.read_csv`` gives), text columns stored as
-    other types as text (`_read_parquet`), whole numbers read as text as numbers."""
-    out = frame.copy(deep=False)  # a release partition may serve two chunks: not in place
-    for c in out.columns:
-        s = out[c]
-        if c in reading.numbers:
-            out[c] = pd.to_numeric(s) if len(s) else s.astype(np.int64)
-        elif isinstance(s.dtype, pd.StringDtype) and s.dtype.na_value is pd.NA:
-            out[c] = s.astype(str).where(s.notna())
-        elif c in reading.text and not (pd.api.types.is_string_dtype(s) or s.dtype == object):
-            out[c] = s.astype(str).where(s.notna())
-    return out.reset_index(drop=True)
-
-
-class _SchemaSource:
-    """The ``schema`` argument as given: the columns to read as text before the table
-    is read (codes such as ``02116`` keep their zeros), and the `Schema` once the
-    table's columns are known.  A schema file's kinds are inferred from the columns'
-    types as ``sdceval evaluate --schema`` infers them (`declared`: the columns it
-    declares numeric, whose integers are never codes); a `Schema` fixes them."""
-
-    def __init__(self, given: Schema | None, spec: Mapping | None, base: Path | None):
-        self.given, self.spec, self.base = given, spec, base
-        if given is not None:
-            self.hierarchies = {}
-            self.text = [c.name for c in given.columns if c.role not in UNUSED_ROLES and (
-                (c.hierarchy is not None and not c.hierarchy.numeric)
-                or (c.hierarchy is None and c.kind == "categorical"))]
-            self.floats = list(given.numeric)
-            self.declared = None
-        else:
-            self.hierarchies = load_hierarchies(spec, base)
-            self.text = text_columns(spec, self.hierarchies)
-            self.floats = role_names(spec.get("numeric"), "numeric")
-            self.declared = ([c for c, h in self.hierarchies.items() if h.numeric]
-                             + [c for c, k in schema_kinds(spec).items() if k == "numeric"])
-
-    @classmethod
-    def of(cls, schema) -> "_SchemaSource":
-        if isinstance(schema, Schema):
-            return cls(schema, None, None)
-        if isinstance(schema, (str, Path)):
-            path = Path(schema)
-            if not path.exists():
-                raise SdcevalError(f"schema file {str(path)!r} does not exist")
-            spec, base = dict(read_schema_file(path)), path.parent
-        elif isinstance(schema, Mapping):
-            spec, base = dict(schema), None
-        else:
-            raise SdcevalError("schema must be a Schema, a TOML schema file or its mapping "
-                               f"(roles and hierarchies), not {type(schema).__name__}")
-        if not any(spec.get(k) for k in ROLE_KEYS):
-            raise SdcevalError("the schema gives no roles: name the columns' roles (qi, "
-                               "sensitive, numeric, ...), which the partitioned path "
-                               "does not infer (that would need the whole table)")
-        return cls(None, spec, base)
-
-    def schema(self, meta: pd.DataFrame) -> Schema:
-        if self.given is not None:
-            return self.given
-        return Schema.from_mapping(meta, {**self.spec, "hierarchies": self.hierarchies},
-                                   self.base)
-
-
-# -- the schedulers ----------------------------------------------------------------------------
-#: in each process that runs tasks: key -> the `_Context` sent under it (`_install`), and
-#: (key, ranks) -> the KD-tree built from it, once per process (`_tree`)
-_CONTEXTS: dict[str, Any] = {}
-_TREES: dict[tuple, Any] = {}
-_LOCK = threading.Lock()
-
-
-class _ContextMissing(Exception):
-    """A task found its process without the context (a worker that joined or restarted
-    after it was sent): the client sends it there and computes again."""
-
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _install(key: str, ctx) -> bool:
-    """Run on each worker (``client.run``): keep the context under ``key``."""
-    with _LOCK:
-        _CONTEXTS[key] = ctx
-    return True
-
-
-def _holds(key: str) -> bool:
-    return key in _CONTEXTS
-
-
-def _forget(key: str) -> int:
-    """Run on each worker at the end: the context and its trees leave the process."""
-    with _LOCK:
-        n = _CONTEXTS.pop(key, None) is not None
-        for k in [k for k in _TREES if k[0] == key]:
-            del _TREES[k]
-    return int(n)
-
-
-def _context(key: str):
-    ctx = _CONTEXTS.get(key)
-    if ctx is None:
-        raise _ContextMissing(key)
-    return ctx
-
-
-def _tree(key: str, ranks: str, points: np.ndarray):
-    """The KD-tree over the release's distinct rank vectors: built on the first task
-    of a process that needs it, then shared by its later tasks."""
-    with _LOCK:
-        tree = _TREES.get((key, ranks))
-        if tree is None:
-            tree = _TREES[(key, ranks)] = NearestIndex(points)
-    return tree
-
-
-class _Runner:
-    """Computes task graphs on a distributed client or on dask's local scheduler, and
-    puts the context in every process that runs tasks: on a cluster with ``client.run``
-    (pickled once, unpickled once per worker); locally, the object itself."""
-
-    def __init__(self, client):
-        self.client = _distributed_client(client)
-        self.keys: list[str] = []
-        self._quiet = False
-
-    def __enter__(self):
-        if self.client is not None:
-            from sdceval.experiments.executor import _quiet_dask
-            _quiet_dask(True)
-            self._quiet = True
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            for key in self.keys:
-                if self.client is None:
-                    _forget(key)
-                else:
-                    try:
-                        self.client.run(_forget, key, on_error="ignore")
-                    except Exception:  # noqa: BLE001 - a worker gone has nothing to drop
-                        pass
-        finally:
-            if self._quiet:
-                from sdceval.experiments.executor import _quiet_dask
-                _quiet_dask(False)
-
-    def install(self, ctx) -> str:
-        key = f"sdceval-partitioned-{uuid.uuid4().hex}"
-        self.keys.append(key)
-        if self.client is None:
-            _install(key, ctx)
-        else:
-            self._send(key, ctx, None)
-        return key
-
-    def _send(self, key: str, ctx, workers) -> None:
-        got = self.client.run(_install, key, ctx, workers=workers, on_error="return")
-        failed = [(w, r) for w, r in got.items() if isinstance(r, BaseException)]
-        if failed and len(failed) == len(got):
-            worker, err = failed[0]
-            raise SdcevalError(f"the Dask workers cannot take the evaluation's context (on "
-                               f"{worker}: {type(err).__name__}: {err}); they need the same "
-                               "sdceval, pandas and numpy as this client")
-
-    def compute(self, graphs: list, ctx=None, key: str | None = None) -> list:
-        """``graphs`` (delayed objects, dask collections) computed; a worker found
-        without the context gets it, and the graphs run again (at most `_MAX_RESENDS`
-        times)."""
-        for attempt in range(_MAX_RESENDS + 1):
-            try:
-                return self._compute(graphs)
-            except _ContextMissing:
-                if self.client is None or ctx is None or attempt == _MAX_RESENDS:
-                    raise SdcevalError("the Dask workers do not keep the evaluation's "
-                                       "context (are they restarting?); run again") from None
-                held = self.client.run(_holds, key, on_error="return")
-                self._send(key, ctx, [w for w, h in held.items() if h is not True])
-
-    def _compute(self, graphs: list) -> list:
-        if self.client is None:
-            import dask
-            with warnings.catch_warnings():
-                # dask's Parquet reader calls a pandas API that pandas 3 deprecates: the
-                # user can do nothing about it
-                warnings.filterwarnings("ignore", message="The inplace keyword in "
-                                        "DataFrame.reset_index is deprecated")
-                return list(dask.compute(*graphs))
-        futures = self.client.compute(graphs)
-        try:
-            return self.client.gather(futures)
-        except BaseException:
-            self.client.cancel(futures)
-            raise
-
-
-def _distributed_client(client):
-    """The ``distributed`` client to run on: the one given, else the default one when
-    dask's scheduler is (or defaults to) it; None for a local scheduler."""
-    if client is not None:
-        if not hasattr(client, "run") or not hasattr(client, "compute"):
-            raise SdcevalError(f"client must be a distributed.Client, not "
-                               f"{type(client).__name__}")
-        return client
-    import dask
-    chosen = dask.config.get("scheduler", None)
-    if chosen in ("processes", "multiprocessing"):
-        raise SdcevalError("evaluate_partitioned runs on dask's synchronous or threaded "
-                           "scheduler or on a distributed client, not on the 'processes' "
-                           "scheduler (its processes would not hold the evaluation's "
-                           "context); use a distributed.LocalCluster")
-    if chosen not in (None, "dask.distributed", "distributed"):
-        return None
-    try:
-        from distributed import default_client
-        return default_client()
-    except (ImportError, ValueError):
-        return None
-
-
-def _tree_merge(items: list, merge) -> Any:
-    """``merge`` over ``items`` (delayed), in order, `FAN_IN` at a time: no task (and
-    not the client) holds every partial result at once."""
-    from dask import delayed
-    while len(items) > 1:
-        items = [delayed(merge, pure=True)(*items[i:i + FAN_IN])
-                 if len(items[i:i + FAN_IN]) > 1 else items[i]
-                 for i in range(0, len(items), FAN_IN)]
-    return items[0]
+def _roles(sch: Schema, roles) -> list[str]:
+    """The columns of ``roles`` (`sdceval.core.partial.ROLES`), in schema order."""
+    return [c.name for c in sch.columns if c.role in roles]
 
 
 # -- pass 1: row counts, distinct values, value counts ----------------------------------------
-def _scan(frame: pd.DataFrame, reading: _Reading, used, counted, distinct, zeros,
+def _scan(frame: pd.DataFrame, reading: Reading, used, counted, distinct, zeros,
           what: str) -> dict:
     """One partition's summary: its length, its first two records, the distinct values
-    of ``distinct`` (hierarchies), the value counts of ``counted`` (the linkage scale)
-    and whether each column of ``zeros`` has a cell written with a leading zero;
+    of ``distinct`` (hierarchies), the value counts of ``counted`` (what the forms'
+    ``counts`` ask for: the linkage scale) and whether each column of ``zeros`` has a cell written with a leading zero;
     complete records only."""
-    frame = _normalize(frame, reading)
+    frame = normalize(frame, reading)
     holes = frame[used].isna().sum() if used else pd.Series(dtype=int)
     holes = holes[holes > 0]
     if len(holes):
@@ -659,125 +271,108 @@ def _merge_scans(*parts: dict) -> dict:
 
 # -- the context every task reads ---------------------------------------------------------------
 @dataclass
-class _Linkage:
-    """The broadcast index of one ``ranks`` reading: the release's distinct rank
-    vectors (the tree's points), how many released rows each stands for, and each
-    record's own released row among them (``uy[inverse[i]]`` is the rank vector of
-    release row ``i``, so no second copy of the ranks travels)."""
-
-    points: np.ndarray
-    counts: np.ndarray
-    inverse: np.ndarray
-    rank_scales: tuple
-
-
-@dataclass
 class _Context:
-    """What every task needs besides its partitions, sent to each worker once."""
+    """What every task needs besides its partitions, sent to each worker once: the
+    forms asked for and their preparations (``shared``: one per variant sharing them)."""
 
-    plan: list
+    asked: list          # (label, index into shared, params, the form's finish)
+    shared: list         # (form, prep)
     n: int
-    reading: _Reading
-    rel_reading: _Reading
+    reading: Reading
+    rel_reading: Reading
     original_name: str
     release_name: str
     lengths: list
     rel_lengths: list | None
-    schema: Schema | None = None
-    #: query_error's parameters -> (predicates, sensitive values, query attributes)
-    workloads: dict = field(default_factory=dict)
-    scale: Any = None
-    numeric: list = field(default_factory=list)
-    #: linkage_risk's ``ranks`` -> its index
-    links: dict = field(default_factory=dict)
-
-    @property
-    def classes(self) -> bool:
-        return any(p.name in CLASS_MEASURES for p in self.plan)
-
-    @property
-    def needs_release_rows(self) -> bool:
-        return any(p.name != "linkage_risk" for p in self.plan)
+    schema: Schema
 
 
-def _workload_key(params: dict) -> tuple:
-    return tuple(sorted((k, params[k]) for k in ("n_queries", "qd", "sel", "seed",
-                                                 "selectivity")))
+class _Whole:
+    """The whole table as the forms' ``prepare`` sees it (`sdceval.core.partial.Whole`),
+    on the client."""
+
+    def __init__(self, n, schema, scanned, reading, name, release_numbers):
+        self.n, self.schema, self._scanned = n, schema, scanned
+        self._reading, self._name, self._numbers = reading, name, release_numbers
+        self._memo: dict = {}
+
+    def domain(self) -> Dataset:
+        return Dataset(normalize(self._scanned["head"], self._reading), self.schema,
+                       name=self._name)
+
+    def value_counts(self, column: str) -> tuple:
+        return self._scanned["counts"][column]
+
+    def release_numbers(self) -> np.ndarray:
+        return self.memo("release numbers", self._numbers)
+
+    def memo(self, key, compute):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
 
-def _prepare(run: _Runner, orig, rel, rel_numbers, release, original,
-             source: _SchemaSource, sch: Schema, plan, reading: _Reading, zeros: list
+def _prepare(run: Runner, orig, rel_rows, rel, release, original, source: SchemaSource,
+             meta, sch: Schema, plan: list[_Asked], reading: Reading, zeros: list
              ) -> _Context:
-    """Pass 1, then everything the tasks share: the schema with every hierarchy fixed,
-    the query workloads, the linkage scale and index."""
-    names = {p.name for p in plan}
-    scanned, rel_lengths = _pass_one(run, orig, rel, sch, plan, reading, zeros)
+    """Pass 1, then everything the tasks share: the schema with every hierarchy the
+    forms need built from the whole table, and each form's preparation."""
+    scanned, rel_lengths = _pass_one(run, orig, rel_rows, sch, plan, reading, zeros)
     n = int(sum(scanned["lengths"]))
     if n < MIN_ROWS:
         raise SdcevalError(f"the original has {n} record(s); disclosure control needs at "
                            "least 2")
-    where = _shown(release)
+    where = shown(release)
     if rel_lengths is not None and sum(rel_lengths) != n:
         raise SdcevalError(_misaligned(where, sum(rel_lengths), n))
     back = tuple(c for c in zeros if not scanned["zeros"][c])
     if back:    # integers after all: numbers, as `load_table` reads them
-        reading = _Reading(tuple(c for c in reading.text if c not in back), back)
-        sch = source.schema(_normalize(orig._meta, reading))
-        scanned["distinct"] = {c: _normalize(v.to_frame(c), reading)[c]
+        reading = Reading(tuple(c for c in reading.text if c not in back), back)
+        sch = source.schema(normalize(meta, reading))
+        scanned["distinct"] = {c: normalize(v.to_frame(c), reading)[c]
                                for c, v in scanned["distinct"].items()}
-    ctx = _Context(plan=plan, n=n, reading=reading,
-                   rel_reading=_Reading(tuple(sch.qis) + ((sch.sensitive,)
-                                                          if sch.sensitive else ())),
-                   original_name=(Path(original).stem if isinstance(original, (str, Path))
-                                  else "original"),
-                   release_name=str(release) if isinstance(release, (str, Path))
-                   else "release", lengths=scanned["lengths"], rel_lengths=rel_lengths)
-    if ctx.needs_release_rows:
-        ctx.schema = _fixed_schema(sch, scanned["distinct"], ctx.original_name)
-        if "query_error" in names:
-            # the workload depends only on the hierarchies: drawn on two records
-            domain = Dataset(_normalize(scanned["head"], reading), ctx.schema,
-                             name=ctx.original_name)
-            for p in plan:
-                if p.name == "query_error":
-                    w = queries.random_queries(domain, p.params["n_queries"],
-                                               p.params["qd"], p.params["sel"],
-                                               p.params["seed"], p.params["selectivity"])
-                    ctx.workloads[_workload_key(p.params)] = (
-                        w.predicates, w.sensitive, queries.query_attributes(domain))
-    if "linkage_risk" in names:
-        ctx.numeric = list(sch.numeric)
-        counts = scanned["counts"]
-        ctx.scale = linkage.OriginalScale.from_counts([counts[c][0] for c in ctx.numeric],
-                                                      [counts[c][1] for c in ctx.numeric])
-        y = _release_numbers(run, rel_numbers, sch)
+    name = Path(original).stem if isinstance(original, (str, Path)) else "original"
+    schema = _fixed_schema(sch, scanned["distinct"], name)
+
+    def numbers() -> np.ndarray:
+        y = _release_numbers(run, rel[list(sch.numeric)], sch)
         if len(y) != n:
             raise SdcevalError(_misaligned(where, len(y), n))
-        ctx.links = _linkage_indexes(ctx.scale, y, plan)
-        del y
-    return ctx
+        return y
+    whole = _Whole(n, schema, scanned, reading, name, numbers)
+    index: dict = {}
+    shared, asked = [], []
+    for p in plan:
+        sid = p.form.shared(p.params)
+        if sid not in index:
+            index[sid] = len(shared)
+            shared.append((p.form, p.form.prepare(whole, p.params)))
+        asked.append((p.label, index[sid], p.params, p.form.finish))
+    return _Context(
+        asked=asked, shared=shared, n=n, reading=reading,
+        rel_reading=Reading(tuple(sch.qis) + ((sch.sensitive,) if sch.sensitive else ())),
+        original_name=name, lengths=scanned["lengths"], rel_lengths=rel_lengths,
+        release_name=str(release) if isinstance(release, (str, Path)) else "release",
+        schema=schema)
 
 
-def _pass_one(run: _Runner, orig, rel, sch: Schema, plan, reading: _Reading, zeros: list
-              ) -> tuple[dict, list | None]:
-    """The original's merged partition summaries (`_scan`) and the release's partition
-    lengths (None when no task reads the release in partitions)."""
+def _pass_one(run: Runner, orig, rel_rows, sch: Schema, plan, reading: Reading,
+              zeros: list) -> tuple[dict, list | None]:
+    """The original's merged partition summaries (`_scan`: distinct values of the
+    columns of the forms' ``hierarchies`` roles without a hierarchy given, value counts
+    of their ``counts`` roles) and the release's partition lengths (None when no task
+    reads the release in partitions)."""
     from dask import delayed
-    names = {p.name for p in plan}
-    hier_cols = []
-    if any(p.name != "linkage_risk" for p in plan):
-        hier_cols = sch.qis + ([sch.sensitive] if sch.sensitive else [])
-        if "query_error" in names:
-            hier_cols += sch.numeric
-        hier_cols = [c for c in hier_cols if sch[c].hierarchy is None]
-    counted = list(sch.numeric) if "linkage_risk" in names else []
+    hier_cols = [c for c in _roles(sch, {r for p in plan for r in p.form.hierarchies})
+                 if sch[c].hierarchy is None]
+    counted = _roles(sch, {r for p in plan for r in p.form.counts})
     scans = [delayed(_scan, pure=True)(p, reading, list(orig.columns), counted, hier_cols,
                                        zeros, "original")
              for p in orig.to_delayed()]
-    graphs = [_tree_merge(scans, _merge_scans)]
-    if rel is not None:
-        graphs.append(_tree_merge([delayed(_length, pure=True)(p)
-                                   for p in rel.to_delayed()], _merge_scans))
+    graphs = [tree_merge(scans, _merge_scans)]
+    if rel_rows is not None:
+        graphs.append(tree_merge([delayed(_length, pure=True)(p)
+                                  for p in rel_rows.to_delayed()], _merge_scans))
     try:
         got = run.compute(graphs)
     except SdcevalError:
@@ -787,26 +382,7 @@ def _pass_one(run: _Runner, orig, rel, sch: Schema, plan, reading: _Reading, zer
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         raise SdcevalError(f"cannot read the original or the release: {first}; declare the "
                            "column's kind in the schema ([kinds])") from None
-    return got[0], (got[1]["lengths"] if rel is not None else None)
-
-
-def _linkage_indexes(scale, y: np.ndarray, plan) -> dict:
-    """Per ``ranks`` reading asked for: the release's ranks, as distinct rank vectors
-    with their multiplicities and each row's own vector (`_Linkage`)."""
-    out = {}
-    asked = [p.params for p in plan if p.name == "linkage_risk"]
-    # row numbers in 4 bytes where they fit: the index travels to every worker
-    small = np.int32 if len(y) < np.iinfo(np.int32).max else np.int64
-    for ranks in dict.fromkeys(a["ranks"] for a in asked):
-        ry = scale.rank(y) if ranks == "original" else linkage.rank_matrix(y)
-        # distinct rows as `linkage.link` finds them (by hashing: no sorted n x m copy)
-        inverse, count = combine(list(ry.T), len(ry))
-        points = ry[first(inverse, count)]
-        del ry
-        counts = np.bincount(inverse, minlength=count)
-        scales = tuple(dict.fromkeys(a["rank_scale"] for a in asked if a["ranks"] == ranks))
-        out[ranks] = _Linkage(points, counts.astype(small), inverse.astype(small), scales)
-    return out
+    return got[0], (got[1]["lengths"] if rel_rows is not None else None)
 
 
 def _misaligned(where: str, got: int, n: int) -> str:
@@ -815,20 +391,23 @@ def _misaligned(where: str, got: int, n: int) -> str:
             "sdceval anonymize --keep-order writes it so)")
 
 
-def _release_numbers(run: _Runner, rel_numbers, sch: Schema) -> np.ndarray:
+def _release_numbers(run: Runner, rel_numbers, sch: Schema) -> np.ndarray:
     """The release's numeric-role columns, whole, on the client (the linkage index),
     checked as `Release.numeric_matrix` checks a table read from disk."""
     table, = run.compute([rel_numbers])
-    table = _normalize(table, _Reading())
+    table = normalize(table, Reading())
     return Release(table, "release", kind="external").numeric_matrix(sch.numeric)
 
 
 def _fixed_schema(sch: Schema, distinct: dict, name: str) -> Schema:
-    """``sch`` with a hierarchy for every column that needs one: those given, the others
-    built from the whole table's distinct values exactly as `Dataset` builds them (by a
-    data set of those values: every builder reads only the distinct values)."""
+    """``sch``'s used columns (those of unused roles, an identifier, are not read) with a
+    hierarchy for every column that needs one: those given, the others built from the
+    whole table's distinct values exactly as `Dataset` builds them (by a data set of
+    those values: every builder reads only the distinct values)."""
     cols = []
     for c in sch.columns:
+        if c.role in UNUSED_ROLES:
+            continue
         values = distinct.get(c.name)
         if values is not None:
             values = values.reset_index(drop=True)
@@ -884,175 +463,69 @@ def _chunks(lengths: list, rel_lengths: list | None) -> list[_Chunk]:
     return out
 
 
-def _measure_graph(key: str, ctx: _Context, orig, rel):
+def _measure_graph(key: str, ctx: _Context, orig, rel_rows):
     """Pass 2: one task per chunk, their partial results merged in a tree, then the
-    measures' formulas (a task: the class table stays on the workers)."""
+    measures' formulas (a task: the partial results stay on the workers)."""
     from dask import delayed
     parts = orig.to_delayed()
-    rel_parts = rel.to_delayed() if rel is not None and ctx.needs_release_rows else None
+    rel_parts = rel_rows.to_delayed() if rel_rows is not None else None
     tasks = []
     for ch in _chunks(ctx.lengths, ctx.rel_lengths if rel_parts is not None else None):
         rel_pieces = [(rel_parts[j], a, b) for j, a, b in ch.rel_slices]
         tasks.append(delayed(_chunk_task, pure=True)(
             key, ch.start, [parts[i] for i in ch.parts], rel_pieces))
-    return delayed(_finish, pure=True)(key, _tree_merge(tasks, _merge_partials))
+    return delayed(_finish, pure=True)(key, tree_merge(tasks, _merge_partials, key))
 
 
-def _chunk_task(key: str, offset: int, orig_parts: list, rel_pieces: list) -> dict:
-    """The partial results of one chunk of records ``offset..``: the class sizes, the
-    queries' actual and reconstructed counts and the linkage sums."""
-    ctx = _context(key)
+class _Part:
+    """Records ``offset..`` as the forms' ``partial`` sees them
+    (`sdceval.core.partial.Part`): the data set, its release and the numbers are built
+    on first use, once for every form that reads them."""
+
+    def __init__(self, ctx: _Context, orig: pd.DataFrame, rel_pieces: list, offset: int):
+        self.n, self._ctx, self._orig, self._rel = ctx.n, ctx, orig, rel_pieces
+        self.rows = np.arange(offset, offset + len(orig), dtype=np.int64)
+
+    @cached_property
+    def numbers(self) -> np.ndarray:
+        return self._orig[list(self._ctx.schema.numeric)].to_numpy(np.float64)
+
+    @cached_property
+    def dataset(self) -> Dataset:
+        return Dataset(self._orig, self._ctx.schema, name=self._ctx.original_name)
+
+    @cached_property
+    def release(self) -> Release:
+        ctx = self._ctx
+        rel = pd.concat([p.iloc[a:b] for p, a, b in self._rel], ignore_index=True)
+        return release_from_frame(self.dataset, normalize(rel, ctx.rel_reading),
+                                  name=ctx.release_name, file_row=self.rows,
+                                  release_path=ctx.release_name)
+
+
+def _chunk_task(key: str, offset: int, orig_parts: list, rel_pieces: list) -> list:
+    """The partial result of every shared form on one chunk of records ``offset..``."""
+    ctx = context(key)
     with threads.limited():
-        orig = _normalize(pd.concat(orig_parts, ignore_index=True)
-                          if len(orig_parts) > 1 else orig_parts[0], ctx.reading)
-        rows = np.arange(offset, offset + len(orig), dtype=np.int64)
-        out: dict = {}
-        if ctx.links:
-            out["linkage"] = _linkage_sums(key, ctx, orig, rows)
-        if ctx.needs_release_rows:
-            rel = pd.concat([p.iloc[a:b] for p, a, b in rel_pieces], ignore_index=True)
-            ds = Dataset(orig, ctx.schema, name=ctx.original_name)
-            released = release_from_frame(ds, _normalize(rel, ctx.rel_reading),
-                                          name=ctx.release_name, file_row=rows,
-                                          release_path=ctx.release_name)
-            if ctx.classes:
-                out["classes"] = _class_sizes(ctx, ds, released)
-            out["queries"] = {}
-            for wkey, (preds, sens, _) in ctx.workloads.items():
-                act = queries.original_counts(ds, preds, sens)
-                rec = queries.reconstructed_counts(
-                    ds, released, queries.CountQueries(preds, sens, np.zeros(len(sens))))
-                out["queries"][wkey] = (act, rec)
-    return out
+        orig = normalize(pd.concat(orig_parts, ignore_index=True)
+                         if len(orig_parts) > 1 else orig_parts[0], ctx.reading)
+        part = _Part(ctx, orig, rel_pieces, offset)
+        return [form.partial(prep, part) for form, prep in ctx.shared]
 
 
-def _class_sizes(ctx: _Context, ds: Dataset, released: Release) -> pd.Series:
-    """This chunk's classes (distinct combinations of released QI cells, and whether
-    the record is suppressed: the all-``*`` combination) and their sizes."""
-    if released.kind != "generalized":
-        asked = next(p.name for p in ctx.plan if p.name in CLASS_MEASURES)
-        raise SdcevalError(
-            f"measure {asked!r} counts the classes of a generalized release, but release "
-            f"{ctx.release_name!r} reads as {released.kind} (published numbers beside QIs "
-            "with the original values); evaluate linkage_risk or query_error on it")
-    cols = {}
-    for i, q in enumerate(ds.schema.qis):
-        lo, hi = released.cells[q]
-        cols[f"lo{i}"], cols[f"hi{i}"] = lo, hi
-    cols["suppressed"] = released.suppressed
-    table = pd.DataFrame(cols)
-    return table.groupby(list(table.columns), sort=False).size()
+def _merge_partials(key: str, *parts: list) -> list:
+    """Partial results of consecutive chunks as one, form by form."""
+    return [form.merge(*(p[i] for p in parts))
+            for i, (form, _) in enumerate(context(key).shared)]
 
 
-def _linkage_sums(key: str, ctx: _Context, orig: pd.DataFrame, rows: np.ndarray) -> dict:
-    """Per (ranks, rank_scale): ``[Σ log(1+d), Σ d, Σ hit/ties, Σ hit, Σ perm, max
-    perm]`` over this chunk's records, in that rank scale (`_merge_partials`)."""
-    rx = ctx.scale.rank(orig[ctx.numeric].to_numpy(np.float64))
+def _finish(key: str, merged: list) -> dict[str, Measurement]:
+    """Each measure's formula on the merged partial results of every record."""
+    ctx = context(key)
     out = {}
-    for ranks, link in ctx.links.items():
-        own = link.points[link.inverse[rows]]
-        dist, correct, ties = linkage.link_to(_tree(key, ranks, link.points),
-                                             link.counts, rx, own)
-        perm = np.abs(rx - own).max(axis=1)
-        for rank_scale in link.rank_scales:
-            unit = 1.0 / ctx.n if rank_scale == "fraction" else 1.0
-            p = perm * unit
-            out[(ranks, rank_scale)] = np.r_[linkage.link_sums(dist * unit, correct, ties),
-                                             p.sum(), p.max()]
+    for label, i, params, finish in ctx.asked:
+        out[label] = finish(ctx.shared[i][1], merged[i], params)
     return out
 
 
-def _merge_partials(*parts: dict) -> dict:
-    """Partial results of consecutive chunks as one: class sizes summed by class, query
-    counts summed, linkage sums added (their maxima maximized)."""
-    out: dict = {}
-    sizes = [p["classes"] for p in parts if "classes" in p]
-    if sizes:
-        table = pd.concat(sizes)
-        out["classes"] = table.groupby(level=list(range(table.index.nlevels)),
-                                       sort=False).sum()
-    if "queries" in parts[0]:
-        out["queries"] = {w: (sum(p["queries"][w][0] for p in parts),
-                              sum(p["queries"][w][1] for p in parts))
-                          for w in parts[0]["queries"]}
-    if "linkage" in parts[0]:
-        out["linkage"] = {}
-        for k in parts[0]["linkage"]:
-            s = np.stack([p["linkage"][k] for p in parts])
-            out["linkage"][k] = np.r_[s[:, :5].sum(axis=0), s[:, 5].max()]
-    return out
-
-
-# -- the formulas on the merged partial results ----------------------------------------------
-def _finish(key: str, merged: dict) -> dict[str, Measurement]:
-    ctx = _context(key)
-    out = {}
-    for p in ctx.plan:
-        if p.name in CLASS_MEASURES:
-            out[p.label] = _class_measure(p.name, p.params, merged["classes"], ctx.n)
-        elif p.name == "query_error":
-            wkey = _workload_key(p.params)
-            act, rec = merged["queries"][wkey]
-            out[p.label] = _query_measure(p.params, act, rec, ctx.workloads[wkey][2])
-        else:
-            sums = merged["linkage"][(p.params["ranks"], p.params["rank_scale"])]
-            out[p.label] = _linkage_measure(p.params, sums, ctx)
-    return out
-
-
-def _class_measure(name: str, params: dict, table: pd.Series, n: int) -> Measurement:
-    """The class-count measures from the merged class sizes (formulas in
-    `sdceval.measures.privacy_checks` and `information_loss`; suppressed records form
-    the all-``*`` class)."""
-    sizes = table.to_numpy(np.int64)
-    supp = table.index.get_level_values(-1).to_numpy(bool)
-    n_supp = int(sizes[supp].sum())
-    if name == "k_anonymity":
-        given = params["k"]
-        cls = privacy.model_class("k")
-        model = privacy.make_model("k", k=given if given is not None
-                                   else cls.example.get("k", 1))
-        # the all-'*' class is the class of suppressed records only
-        value, details, _ = check_classes(model, sizes[:, None], None, supp, n_supp,
-                                          params["include_suppressed"], given is not None)
-        return Measurement(name, value, None, details=details)
-    kept = sizes[~supp]
-    if name == "discernibility":
-        value = float(int((kept.astype(object) ** 2).sum()) + n * n_supp)
-        return Measurement(name, value, None,
-                           details={"normalized": value / n ** 2, "suppressed": n_supp})
-    k = params["k"]
-    if len(kept):
-        records, n_classes = int(kept.sum()), len(kept)
-    else:   # every record suppressed: one '*' class of all of them
-        records, n_classes = n, len(sizes)
-    value = records / n_classes / (k if k is not None else 1)
-    return Measurement(name, float(value), None,
-                       details={"n_classes": int(n_classes), "kept": int(kept.sum()),
-                                **({"k": k} if k is not None else {})})
-
-
-def _query_measure(params: dict, act: np.ndarray, rec: np.ndarray, attrs: tuple
-                   ) -> Measurement:
-    """``ρ = mean_{act_q > 0} |rec_q − act_q| / act_q × 100`` (`queries.query_error`)."""
-    qd = params["qd"] if params["qd"] is not None else queries.default_qd(len(attrs))
-    ok = act > 0
-    if not ok.any():
-        raise SdcevalError(
-            f"query_error: none of the {len(act)} queries (qd={qd}, sel={params['sel']}) "
-            "selects any original record; raise sel or lower qd")
-    err = np.abs(rec[ok] - act[ok]) / act[ok] * 100.0
-    return Measurement("query_error", float(err.mean()), None,
-                       details={"n_queries": int(len(act)), "n_answered": int(ok.sum()),
-                                "median": float(np.median(err)), "qd": int(qd),
-                                "attributes": list(attrs)})
-
-
-def _linkage_measure(params: dict, sums: np.ndarray, ctx: _Context) -> Measurement:
-    """The value and details of `linkage.linkage_risk` (``sample=0``) from the sums of
-    `_linkage_sums` over every record."""
-    return linkage.linkage_measurement(sums[:4], ctx.n, (float(sums[4]), float(sums[5])),
-                                       ctx.n, len(ctx.numeric), params)
-
-
-__all__ = ["evaluate_partitioned", "SUPPORTED", "DEFAULT_BLOCKSIZE"]
+__all__ = ["evaluate_partitioned", "partitioned_measures", "DEFAULT_BLOCKSIZE"]

@@ -24,11 +24,12 @@ A job is one objective set and discretization vector on one lattice::
 
 The runs are split over the executor's workers (the exhaustive table is computed once
 first, then read from the disk cache by every worker).  Files (``<key>`` the job's key):
-``<key>_runs.csv`` (one row per run and algorithm), ``<key>_summary.csv`` (mean and
-variance), ``<key>_front.csv`` (the minimal PBGs M), ``<key>_archive.csv`` (every run's
-archive, with its seed) and ``<key>_front.png`` (M and the first run's archive, every
-pair of objectives: the paper's Figs. 1–3).  ``sdceval pbg`` writes the same files
-without the prefix, and ``metrics.json``.
+``<key>_generalizations.csv`` (the generalizations found that none beats, best first:
+`generalizations`), ``<key>_runs.csv`` (one row per run and algorithm),
+``<key>_summary.csv`` (mean and variance), ``<key>_front.csv`` (the minimal PBGs M),
+``<key>_archive.csv`` (every run's archive, with its seed) and ``<key>_front.png`` (M
+and the first run's archive, every pair of objectives: the paper's Figs. 1–3).
+``sdceval pbg`` writes the same files without the prefix, and ``metrics.json``.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from sdceval.core.loaders import open_ref
 from sdceval.core.glossary import axis_label, display_name
 from sdceval.core.registry import Param
 from sdceval.core.suppression import MAX_SUPPRESSION
+from sdceval.core.text_table import console_table, fill
 from sdceval.core.timings import TIMING_KEYS, without_timings
 from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import register_job_kind
@@ -181,8 +183,10 @@ class PBGJobResult:
         head = (f"{', '.join(s.objectives)} (ε = {eps}) on {s.lattice_size:,} nodes; "
                 f"{len(s.runs)} runs"
                 + ("" if s.front is None else f"; |M| = {len(s.front)}"))
-        lines = [head, paper_rows(s, self.paper).to_string(
-            index=False, float_format=lambda v: f"{v:.4g}")]
+        where = f"{self.key}_generalizations.csv"
+        lines = [fill(pbg_answer(s)), shown_generalizations(s, where), head,
+                 paper_rows(s, self.paper).to_string(
+                     index=False, float_format=lambda v: f"{v:.4g}")]
         if s.exact:
             e = s.exact
             lines.append(f"exact search: {e['minimal_pbgs']} minimal PBGs from "
@@ -197,7 +201,8 @@ def write_pbg(study, out: Path, prefix: str = "") -> list[Path]:
     from sdceval.experiments.plots import plot_pbg_front
     out = Path(out)
     # wall-clock seconds are timings, not results (sdceval.core.timings)
-    files = [write_csv(without_timings(study.metrics), out / f"{prefix}runs.csv"),
+    files = [write_csv(generalizations(study), out / f"{prefix}generalizations.csv"),
+             write_csv(without_timings(study.metrics), out / f"{prefix}runs.csv"),
              write_csv(without_timings(study.summary()), out / f"{prefix}summary.csv")]
     # every run's archive, one row per member, with the run's seed
     archives = [r.to_frame().assign(seed=r.seed) for r in study.runs]
@@ -236,9 +241,86 @@ def pbg_result(job, executor, say, seed: int, progress=None, bar=False) -> PBGJo
                         dict(job.options.get("paper", {})))
 
 
+def generalizations(study) -> pd.DataFrame:
+    """The generalizations PBG-EA found that none of them beats on every objective (the
+    minimal PBGs of the union of the runs' archives, D10 Def. 4: `minimal_pbgs`), best
+    first, one row each: its level per quasi-identifier (``level_<qi>``, 0 = the
+    original values), its objective values, ``runs``: how many runs kept it,
+    ``minimal``: whether it is one of the minimal PBGs of the whole lattice (when they
+    are known), and ``distance``: its distance to the ideal point, the best value of
+    every objective among the rows.
+
+    Best first: the smallest ``distance``, Euclidean over the objectives, each measured
+    by its rank among the rows scaled to 0 (the best) .. 1 (the worst): ranks, not
+    values, so that no objective weighs more for its units or its range (k spans four
+    orders of magnitude where a loss spans one: scaled by value, the top of the lattice
+    would come first); ties by the objectives in order, each best first."""
+    from sdceval.pbg.quality import minimal_pbgs
+    qis, names = list(study.qis), list(study.objectives)
+    levels = [f"level_{q}" for q in qis]
+    columns = [*levels, *names, "runs", "minimal", "distance"]
+    found = [r.to_frame().assign(run=i) for i, r in enumerate(study.runs) if len(r.values)]
+    if not found:
+        return pd.DataFrame(columns=columns)
+    every = pd.concat(found, ignore_index=True).rename(columns=dict(zip(qis, levels)))
+    kept = every.groupby(levels, sort=False).agg(
+        {**{n: "first" for n in names}, "run": "nunique"}).reset_index()
+    out = minimal_pbgs(kept, names, study.goals).rename(columns={"run": "runs"})
+    # every objective minimized, then its rank (ties: their mean) scaled to 0 .. 1
+    w = out[names].to_numpy(dtype=float) * np.where(
+        np.asarray(study.goals) == "max", -1.0, 1.0)
+    ranks = pd.DataFrame(w).rank(method="average").to_numpy() - 1.0
+    scaled = ranks / max(len(out) - 1, 1)
+    out["distance"] = np.sqrt((scaled ** 2).sum(axis=1))
+    if study.front is not None:
+        minimal = set(map(tuple, study.front[qis].to_numpy(dtype=np.int64)))
+        out["minimal"] = [tuple(r) in minimal for r in out[levels].to_numpy(dtype=np.int64)]
+    else:
+        out["minimal"] = None
+    order = np.lexsort([*(w[:, j] for j in reversed(range(len(names)))), out["distance"]])
+    return out.iloc[order][columns].reset_index(drop=True)
+
+
+#: the generalizations a console shows (all are in ``generalizations.csv``)
+CONSOLE_ROWS = 10
+
+
+def shown_generalizations(study, where: str = "generalizations.csv") -> str:
+    """The first `CONSOLE_ROWS` of `generalizations` as console lines (``runs``,
+    ``minimal`` and ``distance`` are left to ``where``, the file with every row)."""
+    table = generalizations(study)
+    shown = table.head(CONSOLE_ROWS).drop(columns=["runs", "minimal", "distance"])
+    more = len(table) - len(shown)
+    return "\n".join([console_table(shown, keep=len(study.qis) + 1, glosses=False),
+                      *([f"({more} more in {where})"] if more > 0 else [])])
+
+
+def _levels_text(row, qis) -> str:
+    return ", ".join(f"{q} at level {int(row[f'level_{q}'])}" for q in qis)
+
+
 def pbg_answer(study) -> str:
-    """A PBG study in one sentence: how much of the lattice PBG-EA evaluated, and how
-    well its archive represents the minimal PBGs (RR, CE) when they are known."""
+    """A PBG study in one sentence: how many generalizations PBG-EA found that none
+    beats (`generalizations`; how many are minimal PBGs, when those are known), and the
+    first of them: its levels and objective values."""
+    from sdceval.experiments.report_html import fmt
+    table = generalizations(study)
+    if table.empty:
+        return search_answer(study)
+    n, first = len(table), table.iloc[0]
+    text = (f"PBG-EA found {n} generalization{'s' * (n != 1)} that no other it found "
+            "beats on every objective")
+    if study.front is not None:
+        text += f" ({int(table['minimal'].sum())} of the {len(study.front)} minimal PBGs)"
+    values = ", ".join(f"{display_name(o)} {fmt(first[o])}" for o in study.objectives)
+    return (text + f", and the closest to the best value of every objective is "
+            f"{_levels_text(first, study.qis)}: {values}.")
+
+
+def search_answer(study) -> str:
+    """How well the search did, in one sentence: how much of the lattice PBG-EA
+    evaluated, and how well its archive represents the minimal PBGs (RR, CE) when they
+    are known."""
     s = study.summary().set_index("algorithm")
     if "pbg_ea" not in s.index:
         return ""
@@ -280,15 +362,31 @@ _PAPER_ROW_LABELS = {"ce per member (an interpretation)": "CE per member (an int
 
 
 def pbg_section(result) -> Section:
-    """The HTML section of a PBG study: the answer, the per-algorithm summary, ours
-    beside the paper when the job gives the paper's values, the exact search, the
-    figure, the notes (interpretations labelled as such)."""
+    """The HTML section of a PBG study: the answer (`pbg_answer`) and the
+    generalizations found, best first (`generalizations`); then how well the search
+    did: the per-algorithm summary, ours beside the paper when the job gives the
+    paper's values, the exact search, the figure, the notes (interpretations labelled
+    as such)."""
     st = result.study
     s = Section(result.title if result.title != result.key
                 else f"{result.data}: property-based generalizations (PBG-EA)",
                 answer=pbg_answer(st))
     eps = ", ".join(f"{e:g}" for e in st.eps)
-    s.add(paragraph(
+    found = generalizations(st)
+    if st.front is None:
+        found = found.drop(columns=["minimal"])
+    s.add_table(found, caption=(
+        "The generalizations found that no other found beats on every objective, one "
+        "per row: the level of each quasi-identifier (0 = its original values, higher = "
+        "coarser), the objective values, how many runs kept it"
+        + ("" if st.front is None else ", whether it is a minimal PBG of the whole "
+           "lattice") + ". Best first: by the distance to the ideal point (the best value "
+        "of every objective among these rows), each objective measured by its rank "
+        "among them scaled to 0 (the best) .. 1 (the worst)."),
+        css="ranking", labels={"runs": f"runs that kept it (of {len(st.runs)})",
+                               "minimal": "a minimal PBG",
+                               "distance": "distance to the ideal"})
+    s.add(heading("How well PBG-EA searched"), paragraph(search_answer(st)), paragraph(
         "Objectives " + ", ".join(f"{display_name(o)} ({g}imized)"
                                   for o, g in zip(st.objectives, st.goals))
         + f"; ε = ({eps}); {len(st.runs)} seeded runs on a lattice of {st.lattice_size:,} "
@@ -341,6 +439,7 @@ def pbg_rows(result: PBGJobResult) -> list[dict]:
                 "(Dewri et al. 2010; sdceval pbg)",
     keys=("objectives", "eps", "runs", "rule", "max_suppression", "baseline", "exact",
           "paper"),
+    example={"objectives": ["k", "glm"], "runs": 1},
     validate=validate_pbg_options, params=(RUNS, RULE, MAX_SUPPRESSION, BASELINE, EXACT))
 def run_pbg_job(job, spec, executor, say) -> PBGJobResult:
     return pbg_result(job, executor, say, job.seed(spec))

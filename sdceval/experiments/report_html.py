@@ -85,8 +85,8 @@ def esc(text) -> str:
 
 
 def fmt(v) -> str:
-    """A cell as a person reads it: 4 significant digits, whole numbers with thousands
-    separators, yes/no, a dash for missing."""
+    """A cell as a person reads it: 4 significant digits (from 10 000 on, the whole
+    number), whole numbers with thousands separators, yes/no, a dash for missing."""
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
         return "–"
     if isinstance(v, (bool, np.bool_)):
@@ -99,6 +99,8 @@ def fmt(v) -> str:
             return "∞" if v > 0 else "−∞"
         if v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}"
+        if 1e4 <= abs(v) < 1e15:  # read whole (63,251), not as 6.325e+04
+            return f"{v:,.0f}"
         return f"{v:.4g}"
     return str(v)
 
@@ -116,10 +118,12 @@ def header_cell(name: str, css: str = "", label: str | None = None) -> str:
 
 
 def table(df: pd.DataFrame, css: str = "", text_columns: Iterable[str] = (),
-          row_css: Iterable[str] | None = None, labels: dict[str, str] | None = None) -> str:
+          row_css: Iterable[str] | None = None, labels: dict[str, str] | None = None,
+          percent: Iterable[str] = ()) -> str:
     """An HTML table of ``df``: headers through the glossary (or ``labels``), numbers
     right-aligned and formatted (`fmt`), ``text_columns`` (and object columns) left-
-    aligned; ``row_css`` gives each row a class (``unranked``)."""
+    aligned; ``row_css`` gives each row a class (``unranked``); shares of records (by
+    their glossary unit, or named in ``percent``) as percents."""
     text = set(text_columns) | {c for c in df.columns if df[c].dtype == object
                                 and not all(isinstance(v, (int, float, np.number))
                                             for v in df[c].dropna())}
@@ -129,7 +133,7 @@ def table(df: pd.DataFrame, css: str = "", text_columns: Iterable[str] = (),
     classes = list(row_css) if row_css is not None else [""] * len(df)
     # a share of the records reads as a percent
     shares = {c for c in df.columns if c not in text and (t := term(c)) is not None
-              and t.unit == "share of records"}
+              and t.unit == "share of records"} | set(percent)
 
     def show(c, v):
         if c in shares and isinstance(v, (float, np.floating)) and np.isfinite(v):

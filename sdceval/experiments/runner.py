@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import write_json
-from sdceval.experiments.executor import make_executor
-from sdceval.experiments.jobs import JOB_KINDS
+from sdceval.experiments.executors import make_executor
+from sdceval.experiments.jobs import JOB_KINDS, names_file
 from sdceval.experiments.spec import ExperimentSpec, load_spec
 
 
@@ -102,7 +102,7 @@ def _experiment_inputs(spec: ExperimentSpec) -> set[Path]:
     for job in spec.jobs:
         for o in job.options.values():
             for v in (o if isinstance(o, list) else [o]):
-                if isinstance(v, str) and v and Path(v).is_file():
+                if names_file(v):
                     paths.add(Path(v))
     return {Path(p).resolve() for p in paths if Path(p).exists()}
 
@@ -146,7 +146,7 @@ def job_spec(job, spec: ExperimentSpec) -> dict:
             return [resolved(x) for x in v]
         if isinstance(v, dict):
             return {k: resolved(x) for k, x in v.items()}
-        if isinstance(v, str) and v and Path(v).is_file():
+        if names_file(v):
             return {"file_sha256": file_fingerprint(v)}
         return v
     options = {k: resolved(v) for k, v in job.options.items()
@@ -203,18 +203,24 @@ def _remove_stale(out: Path, prefix: str) -> None:
 
 def run_experiment(path, out=None, executor: str | None = None, workers: int | None = None,
                    reduced: bool = False, progress: Callable[[str], None] | None = None,
-                   scheduler: str | None = None, fresh: bool = False) -> ExperimentResult:
+                   scheduler: str | None = None, fresh: bool = False,
+                   trust_legacy_store: bool = False,
+                   connect_timeout: float | None = None) -> ExperimentResult:
     """Load, validate and run an experiment file; write results and a report.
 
     Every finished job is saved in the output folder's results store
     (`sdceval.experiments.store`), keyed by the sha256 of its `job_spec`; running the same file again
     reuses each job found there ("resuming: 7 of 12 jobs already done") unless
     ``fresh``.  Every file is written from the results, so a resumed run writes the same
-    files as an uninterrupted one; timings go to ``timings.json`` only.
+    files as an uninterrupted one; timings go to ``timings.json`` only.  A store of an
+    earlier sdceval (pickled results) is refused unless ``fresh`` or
+    ``trust_legacy_store`` (docs/store.md: reading a pickle executes code).
 
     Workers: the file's ``workers`` (or ``workers``) is honoured; a thread budget
     chosen with ``--threads`` / ``SDCEVAL_THREADS`` caps it (processes x threads never
-    exceed the budget); the rule is said once in the progress messages."""
+    exceed the budget); the rule is said once in the progress messages.
+    ``connect_timeout``: seconds a Dask ``scheduler`` has to answer (default
+    `sdceval.experiments.dask_executor.CONNECT_TIMEOUT`)."""
     from sdceval.core import threads
     from sdceval.core.timings import split_timings
     from sdceval.experiments.report import write_report
@@ -231,14 +237,15 @@ def run_experiment(path, out=None, executor: str | None = None, workers: int | N
     plan = [(job, js, spec_hash(js)) for job, js in specs]
     chosen = threads.explicit()
     with threads.raised_to(n_workers if kind_name == "processes" else 1):
-        ex = make_executor(kind_name, n_workers, scheduler)
+        ex = make_executor(kind_name, n_workers, scheduler, timeout=connect_timeout)
         try:
             if kind_name != "serial":
                 say(f"executor: {ex.describe()} (the file's workers = {spec.workers}"
                     + ("" if workers is None else f", --workers {workers}") + "; "
                     + (f"capped by the thread budget {threads.budget()}"
                        if chosen else "--threads caps it when given") + ")")
-            store = ResultsStore(out)
+            # a store of an earlier sdceval (pickled results): docs/store.md
+            store = ResultsStore(out, fresh=fresh, trust_legacy=trust_legacy_store, say=say)
             result = _run_jobs(spec, plan, ex, store, out, say, fresh)
         finally:
             ex.close()

@@ -71,9 +71,11 @@ objective at the optimal node, with its levels) and, with ``export = true``, eve
 
 Every job also takes ``title``, ``seed`` (its own, instead of the experiment's) and
 ``sweep`` (one job per combination of its variables: ``sweep = {k = [5, 10], seed =
-"0..9"}``, with ``{k}`` in a text option replaced; `sdceval.experiments.file_schema`).
+"0..9"}``, with ``{k}`` in a text option replaced; `sdceval.experiments.file_schema`;
+a file makes at most ``MAX_JOBS`` = 10 000 jobs, counted before any is made).
 The file's shape and every value's type are checked against one declared schema (the
-same module) before anything else: ``output = 5`` is an error naming the table and key.
+same module) before anything else: ``output = 5`` is an error naming the table and key,
+and so is each value a sweep puts in its place.
 
 The results of a run live in the output folder's results store
 (`sdceval.experiments.store`), from which every file is written; running the file again
@@ -93,7 +95,8 @@ from pathlib import Path
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import read_toml
-from sdceval.experiments.file_schema import ExperimentTable, expand_sweeps, validate_file
+from sdceval.experiments.file_schema import (ExperimentTable, expand_sweeps, sweep_where,
+                                             validate_file)
 from sdceval.experiments.jobs import JOB_KINDS, Job, check_keys, safe_name
 
 EXECUTORS = ("serial", "processes", "dask")
@@ -168,10 +171,11 @@ def load_spec(path, reduced: bool = False) -> ExperimentSpec:
             entries = [entries]
         for i, opts in enumerate(entries):
             where = f"{path} [[{kind}]] #{i + 1}"
-            for expanded, assignment in expand_sweeps(opts, JOB_KINDS[kind].options, where):
-                JOB_KINDS[kind].check(expanded, where)
+            for expanded, assignment in expand_sweeps(opts, JOB_KINDS[kind].options, where,
+                                                      before=len(spec.jobs)):
+                plan = JOB_KINDS[kind].check(expanded, sweep_where(where, assignment))
                 spec.jobs.append(Job(kind, len(spec.jobs), dict(expanded),
-                                     sweep=assignment))
+                                     sweep=assignment, plan=plan))
     if not spec.jobs:
         tables = [f"[[{k}]]" for k in kinds]
         raise SdcevalError(f"{path}: no job; add a {', '.join(tables[:-1])} or "

@@ -20,7 +20,7 @@ from sdceval.core.errors import plain
 from sdceval.core.fileio import write_csv, write_json
 from sdceval.core.timings import TIMING_KEYS, split_timings, without_timings
 from sdceval.core.registry import Param
-from sdceval.experiments.executor import make_executor
+from sdceval.experiments.executors import make_executor
 from sdceval.core.glossary import axis_label, display_name
 from sdceval.experiments.report_html import Section, heading, paragraph
 from sdceval.experiments.jobs import command_job, register_job_kind
@@ -111,12 +111,15 @@ def write_tradeoff_job(res: TradeoffResult, out, prefix: str) -> list[Path]:
 
 def tradeoff_rows(res: TradeoffResult) -> list[dict]:
     """One measurement per release and measure (and its class count), with the model,
-    its threshold and the method."""
+    its parameter, its threshold and the method: the points' ``value`` column (the
+    threshold) is kept as ``threshold``, since ``value`` is the measurement's (k = 10
+    and k = 5000 rows must not look alike)."""
     rows = []
     keep = [c for c in res.points.columns if c not in res.measures and c != "classes"
             and c not in TIMING_KEYS]
     for _, p in res.points.iterrows():
-        base = {"data": res.data, **{c: plain(p[c]) for c in keep}}
+        base = {"data": res.data,
+                **{"threshold" if c == "value" else c: plain(p[c]) for c in keep}}
         rows += [{**base, "measure": m, "value": plain(p[m])}
                  for m in [*res.measures, "classes"] if m in p]
     return rows
@@ -128,6 +131,7 @@ def tradeoff_rows(res: TradeoffResult) -> list[dict]:
     description="P_loss / U_loss trade-off of privacy models over their grids "
                 "(Li & Li 2009; sdceval tradeoff)",
     keys=("models", "method", "grids", "measures", "model_params"),
+    example={"models": ["k"], "grids": {"k": [2, 10]}},
     validate=validate_tradeoff_options,
     params=(METHOD,))
 def run_tradeoff_job(job, spec, executor, say) -> TradeoffResult:

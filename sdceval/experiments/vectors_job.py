@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from sdceval.catalog import get_method
 from sdceval.compare.ranking import parse_reference
 from sdceval.core.errors import SdcevalError, plain
@@ -46,7 +49,7 @@ from sdceval.core.glossary import display_name, release_label
 from sdceval.core.text_table import console_table, fill
 from sdceval.core.registry import Param
 from sdceval.experiments.report_html import Section, heading, paragraph
-from sdceval.experiments.jobs import register_job_kind
+from sdceval.experiments.jobs import names_file, register_job_kind
 from sdceval.vectors.comparison import ReleaseComparison, compare_releases
 from sdceval.vectors.indices import BINARY_INDICES
 from sdceval.vectors.properties import (SUPPRESSED_MODES, common_properties,
@@ -77,7 +80,7 @@ def resolve_release(dataset, text: str, seed: int = 0):
     `sdceval.core.release_io.read_release`) or a method spec ``name[:p=v,...]``
     applied to ``dataset`` with ``seed``."""
     path = Path(text)
-    if path.is_file():
+    if names_file(path):
         from sdceval.core.release_io import read_release
         return read_release(dataset, path)
     spec, params = _method_of(text)
@@ -120,7 +123,7 @@ def validate_vectors_options(opts: dict) -> dict:
     for r in releases:
         if releases.count(r) > 1:
             raise SdcevalError(f"release {r!r} is given twice")
-        if not Path(r).is_file():
+        if not names_file(r):
             spec, params = _method_of(r)
             spec.resolve(params)
     props = opts.get("properties")
@@ -198,12 +201,98 @@ class VectorsJobResult:
 
     def __str__(self) -> str:
         c = self.comparison
-        pairs = list(dict.fromkeys(zip(c.pairs["first"], c.pairs["second"])))
-        cols = ["first", "second", "property", "relation", "share_better_first",
-                "share_better_second", "p_cov_12", "p_cov_21", "p_spr_12", "p_spr_21"]
-        show = c.pairs[cols].assign(property=[display_name(p) for p in c.pairs["property"]])
-        return "\n".join([*(fill(pair_answer(c, a, b)) for a, b in pairs), *self.described,
-                          console_table(show, keep=3, where=f"{self.key}_pairs.csv")])
+        return "\n".join([fill(vectors_answer(c)), console_table(shown_summary(c), keep=2),
+                          *self.described])
+
+
+def release_summary(comp: ReleaseComparison) -> pd.DataFrame:
+    """The releases best first, one row each: per property ``<property>_worse_off``,
+    the share of the release's records that another release serves better (some other
+    release gives the same record a strictly better value: D09's record-by-record
+    reading, P_binary against the best of the others; records a release leaves out are
+    not counted for it); ``mean_worse_off``, the mean of those shares over the
+    properties; ``dominated_by``, the releases that serve every record at least as well
+    on every property and one better (D09 §3).  Best first: the smallest
+    ``mean_worse_off``, ties in the order given."""
+    props = list(comp.settings["properties"])
+    labels = list(comp.vectors)
+    # the directions from the unary table (data, kept by the results store; a frame's
+    # attrs are not)
+    lower = set(comp.unary.loc[comp.unary["direction"] == "lower_is_better", "property"])
+    out = pd.DataFrame({"release": labels})
+    for p in props:
+        # oriented so that higher is better; NaN: a record the release leaves out
+        x = np.vstack([comp.vectors[r][p].to_numpy(dtype=float) for r in labels])
+        x = -x if p in lower else x
+        shares = []
+        for i in range(len(labels)):
+            best_other = np.fmax.reduce(np.delete(x, i, axis=0), axis=0)  # NaN-skipping
+            compared = np.isfinite(x[i]) & np.isfinite(best_other)
+            worse = np.count_nonzero(x[i][compared] < best_other[compared])
+            shares.append(worse / compared.sum() if compared.any() else np.nan)
+        out[f"{p}_worse_off"] = shares
+    out["mean_worse_off"] = out[[f"{p}_worse_off" for p in props]].mean(axis=1)
+    beaten = _dominators(comp)
+    out["dominated_by"] = [", ".join(release_label(x) for x in beaten[r]) or "–"
+                           for r in labels]
+    return out.sort_values("mean_worse_off", kind="stable").reset_index(drop=True)
+
+
+def _dominators(comp: ReleaseComparison) -> dict[str, list[str]]:
+    """Release -> the releases that dominate it over all properties (``overall``)."""
+    beaten: dict[str, list[str]] = {r: [] for r in comp.vectors}
+    over = comp.overall
+    for a, b, rel in zip(over["first"], over["second"], over["relation"]):
+        if rel == "dominates":
+            beaten[b].append(a)
+        elif rel == "dominated":
+            beaten[a].append(b)
+    return beaten
+
+
+def summary_labels(comp: ReleaseComparison) -> dict[str, str]:
+    """Column headers of `release_summary`: the property names as people read them (the
+    caption says that each is the share of records worse off)."""
+    return {**{f"{p}_worse_off": display_name(p) for p in comp.settings["properties"]},
+            "release": "release", "mean_worse_off": "mean over the properties",
+            "dominated_by": "dominated by"}
+
+
+def shown_summary(comp: ReleaseComparison) -> pd.DataFrame:
+    """`release_summary` for the console: release labels, shares as percents, the
+    headers of `summary_labels` (a column the console drops is named by them too)."""
+    out = release_summary(comp)
+    out["release"] = [release_label(r) for r in out["release"]]
+    for c in out.columns:
+        if c.endswith("_worse_off"):
+            out[c] = [f"{100 * v:.3g} %" if np.isfinite(v) else "–" for v in out[c]]
+    return out.rename(columns=summary_labels(comp))
+
+
+def vectors_answer(comp: ReleaseComparison) -> str:
+    """The comparison in one sentence: the release that leaves the fewest records worse
+    off than another release would (`release_summary`'s first row), against the next,
+    and what dominance says."""
+    summary = release_summary(comp)
+    first, second = summary.iloc[0], summary.iloc[1]
+    n_props = len(comp.settings["properties"])
+    best = release_label(first["release"])
+    share = [f"{100 * v:.3g} %" for v in (first["mean_worse_off"], second["mean_worse_off"])]
+    text = (f"{best[:1].upper()}{best[1:]} leaves the fewest records worse off than "
+            f"another release would leave them ({share[0]} on average over {n_props} "
+            f"propert{'y' if n_props == 1 else 'ies'}, against {share[1]} for "
+            f"{release_label(second['release'])})")
+    beaten = _dominators(comp)
+    if all(first["release"] in beaten[r] for r in beaten if r != first["release"]):
+        return (text + ", and it serves every record at least as well as every other "
+                "release on every property (it dominates them).")
+    dominated = [release_label(r) for r in summary["release"] if beaten[r]]
+    if dominated:
+        verb = "is" if len(dominated) == 1 else "are"
+        return (text + f", and {', '.join(dominated)} {verb} dominated (another release "
+                "serves each of its records at least as well on every property).")
+    return (text + ", and no release dominates another (serves every record at least as "
+            "well on every property, and one better).")
 
 
 def pair_answer(comp: ReleaseComparison, first: str, second: str) -> str:
@@ -235,19 +324,29 @@ def pair_answer(comp: ReleaseComparison, first: str, second: str) -> str:
 
 
 def vectors_section(result) -> Section:
-    """The HTML section of a property-vector comparison: one answer per pair, the
-    per-release summaries, the pairs' indices, the figures."""
+    """The HTML section of a property-vector comparison: the answer (`vectors_answer`)
+    and the releases best first (`release_summary`), then the per-release summaries,
+    each pair in a sentence and its indices, the figures."""
     comp = result.comparison
     pairs = list(dict.fromkeys(zip(comp.pairs["first"], comp.pairs["second"])))
-    answers = [pair_answer(comp, a, b) for a, b in pairs]
     s = Section(result.title if result.title != result.key
                 else f"{result.data}: who bears the risk under each release (property "
-                     "vectors)", answer=" ".join(answers))
-    s.add(paragraph("Every record's value of each property under each release (Dewri et "
+                     "vectors)", answer=vectors_answer(comp))
+    summary = release_summary(comp)
+    summary["release"] = [release_label(r) for r in summary["release"]]
+    s.add_table(summary, caption="Releases best first. Each property's column is the "
+                "share of the release's records that another release serves better (a "
+                "better value of that property for the same record); the releases are "
+                "ordered by the mean of these shares, fewest first. A release is dominated "
+                "when another serves every record at least as well on every property.",
+                css="ranking", text_columns=("release", "dominated_by"),
+                labels=summary_labels(comp),
+                percent=[c for c in summary.columns if c.endswith("_worse_off")])
+    s.add(heading("Every record's values under each release"),
+          paragraph("Every record's value of each property under each release (Dewri et "
                     "al. 2009): the worst-off record, the mean and the sum per release; "
                     "then, per pair, the share of records better off under each."),
-          heading("Releases"))
-    s.add(paragraph("; ".join(result.described) + "."))
+          paragraph("; ".join(result.described) + "."))
     unary = comp.unary.copy()
     unary.insert(0, "release", [release_label(r) for r in unary.pop("release")])
     unary = unary.drop(columns=[c for c in ("direction",) if c in unary])
@@ -260,7 +359,8 @@ def vectors_section(result) -> Section:
                                  "share_better_second", "p_cov_12", "p_cov_21", "p_spr_12",
                                  "p_spr_21", "log_p_hv_12", "log_p_hv_21") if c in rows]].copy()
         show["property"] = [display_name(p) for p in show["property"]]
-        s.add(heading(f"{release_label(a)} (first) against {release_label(b)} (second)"))
+        s.add(heading(f"{release_label(a)} (first) against {release_label(b)} (second)"),
+              paragraph(pair_answer(comp, a, b)))
         s.add_table(show, text_columns=("property", "relation"))
     s.add_figures(result.files)
     return s
@@ -303,9 +403,12 @@ def vectors_rows(result: VectorsJobResult) -> list[dict]:
     description="property vectors of releases compared record by record: quality "
                 "indices, dominance, decisions (Dewri et al. 2009; sdceval vectors)",
     keys=("releases", "properties", "suppressed", "roles", "index", *DECISIONS),
+    example={"releases": ["mondrian:k=10", "generalization:k=10"],
+             "properties": ["class_size", "glm"]},
     validate=validate_vectors_options, params=(SUPPRESSED, INDEX))
 def run_vectors_job(job, spec, executor, say) -> VectorsJobResult:
     return vectors_result(job, executor, say, job.seed(spec))
 
 
-__all__ = ["resolve_release", "vectors_result", "write_comparison", "run_vectors_job"]
+__all__ = ["release_summary", "resolve_release", "shown_summary", "vectors_answer",
+           "vectors_result", "write_comparison", "run_vectors_job"]

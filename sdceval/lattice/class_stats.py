@@ -232,3 +232,9 @@ def dense_chunks(batch: ClassBatch, fn) -> np.ndarray:
         dense[batch.pair_class[a:b] - lo, batch.pair_value[a:b]] = batch.pair_count[a:b]
         out[lo:hi] = fn(dense)
     return out
+
+
+def kept_classes(batch: ClassBatch, outcome) -> np.ndarray:
+    """Per node, the number of classes a suppression `Outcome` keeps."""
+    return (np.diff(batch.offsets) - np.bincount(outcome.dropped_node,
+                                                 minlength=batch.n_nodes)).astype(np.float64)

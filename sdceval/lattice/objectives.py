@@ -2,7 +2,9 @@
 
 Every objective maps a `ClassBatch` (the classes of ``m`` nodes) and a suppression
 `Outcome` (which classes are kept) to one value per node.  Suppressed records are
-published as ``*`` rows; the objectives treat them as stated below.  Notation: ``E``
+published as ``*`` rows; the objectives treat them as stated below.  The privacy models' objectives (``k`` …
+``delta``, ``cl``, a user's model) are derived from the model registry
+(`privacy.ModelObjective`); their computations are in `sdceval.lattice.model_objectives`.  Notation: ``E``
 ranges over the *kept* classes of a node, ``|E|`` its size, ``c_E(s)`` the records of
 ``E`` with sensitive value ``s``, ``N`` the records, ``d`` the QIs, ``N_sup`` the
 suppressed records.  Over an empty set of kept classes (everything suppressed) the
@@ -58,7 +60,7 @@ Shortcuts, each tested against the plain definition (``tests/test_lattice_shortc
 ``t`` and ``t_js`` compute the distance only for the kept classes that may hold a node's
 maximum — EMD and JS are convex in the class's distribution, so a class is no farther
 from the table than its farthest value alone, and a class of one value *is* that point
-mass (`_convex_max`); the ℓ objectives stop at a kept class of one value (ℓ = 1); sums
+mass (`sdceval.lattice.model_objectives`); the ℓ objectives stop at a kept class of one value (ℓ = 1); sums
 over kept classes are sums over all classes minus the few suppressed ones, S_ℓ's as
 segment sums over each node's pairs.
 """
@@ -70,11 +72,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from sdceval import privacy
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.hierarchy import cell_loss
 from sdceval.core.registry import RegistrationError, Registry
 from sdceval.lattice import class_stats
 from sdceval.lattice.batch import ClassBatch, node_segments as _node_segments
+from sdceval.lattice.model_objectives import (SHORTCUTS, model_values,  # noqa: F401
+                                              t_per_class as _t_per_class)
 from sdceval.lattice.suppression import Outcome, SuppressionRule
 
 
@@ -180,6 +185,8 @@ class Objective:
     params: tuple = ()
     #: the display name (`sdceval.core.glossary`)
     label: str = ""
+    #: the privacy model the objective is derived from (`privacy.ModelObjective`), or ""
+    model: str = ""
 
     def minimized(self, values: np.ndarray) -> np.ndarray:
         """Values in the minimized sense (negated for ``max`` objectives)."""
@@ -228,14 +235,40 @@ def _kept_sum(batch, outcome, per_class, key=None):
     return total
 
 
-def _kept_classes(batch, outcome) -> np.ndarray:
-    return (np.diff(batch.offsets) - np.bincount(outcome.dropped_node,
-                                                 minlength=batch.n_nodes)).astype(np.float64)
+# -- the privacy models' objectives, derived from the model registry -----------------------
+#: the model class each derived objective was derived from
+_DERIVED: dict[str, type] = {}
 
 
-@_register("k", "max", "smallest kept class (Dewri's rule: j + 1)", integer=True)
-def _k(batch, outcome, ctx):
-    return outcome.k.astype(np.float64)
+def _derive(model_name: str, cls) -> None:
+    """Register the objectives ``cls`` yields (`PrivacyModel.lattice_objectives`): called
+    for every model, now and when one is registered later (a user's)."""
+    for decl in cls.lattice_objectives():
+        stale = OBJECTIVES.get(decl.name)
+        if stale is not None and stale.model and \
+                privacy.MODELS.get(stale.model) is not _DERIVED.get(decl.name):
+            OBJECTIVES.remove(decl.name)   # its model was removed (and registered anew)
+
+        def compute(batch, outcome, ctx, decl=decl):
+            fast = SHORTCUTS.get(decl.name)   # a built-in model's vectorized computation
+            if fast is not None:
+                return fast(batch, outcome, ctx)
+            return model_values(batch, outcome, ctx, model_name, decl)
+        _DERIVED[decl.name] = cls
+        OBJECTIVES.add(decl.name, Objective(
+            decl.name, "max" if cls.larger_is_safer else "min", compute,
+            decl.description, needs=("sensitive",) if cls.needs_sensitive else (),
+            integer=decl.integer, label=decl.label, model=model_name))
+
+
+def _underive(model_name: str, cls) -> None:
+    """Drop the objectives of a model that was removed."""
+    for name in [n for n, o in OBJECTIVES.items() if o.model == model_name]:
+        OBJECTIVES.remove(name)
+        _DERIVED.pop(name, None)
+
+
+privacy.MODELS.watch(_derive, removed=_underive)
 
 
 @_register("suppressed", "min", "suppressed records", integer=True,
@@ -246,166 +279,7 @@ def _suppressed(batch, outcome, ctx):
 
 @_register("classes", None, "number of kept equivalence classes", integer=True)
 def _classes(batch, outcome, ctx):
-    return _kept_classes(batch, outcome)
-
-
-def _l_per_class(batch, variant):
-    if variant == "distinct":
-        return class_stats.distinct(batch)
-    if variant == "probabilistic":
-        return batch.sizes / class_stats.largest_count(batch)
-    # exp is monotone: only the per-node minimum need be exponentiated, but the
-    # classes left here are few
-    return np.exp(class_stats.entropy(batch))
-
-
-def _fewest_values(batch, outcome):
-    """Per node: the fewest distinct sensitive values of a kept class (S + 1 when no
-    class is kept)."""
-    return batch.memo_for(outcome, "fewest", lambda: batch.node_min(
-        np.where(outcome.kept, batch.pair_per_class, batch.n_sensitive + 1)))
-
-
-def _l_objective(variant):
-    def fn(batch, outcome, ctx):
-        from sdceval.privacy import LDiversity
-        whole = float(LDiversity(1.0, variant).value(ctx.table_counts[None, :],
-                                                     ctx.table_dist)[0])
-        fewest = _fewest_values(batch, outcome)
-        if variant == "distinct":
-            return np.where(fewest > batch.n_sensitive, whole, fewest.astype(np.float64))
-        # a kept class with one sensitive value has ℓ = 1 in every variant, the least
-        # possible: only the other nodes need the per-class values
-        pure = fewest <= 1
-        out = np.ones(batch.n_nodes)
-        rest = ~pure
-        if not rest.any():
-            return out
-        # the other nodes' kept classes only (every node stays, most without classes)
-        sub = batch.select_classes(np.flatnonzero(outcome.kept & batch.class_mask(rest)))
-        v = sub.node_min(_l_per_class(sub, variant))[rest]
-        out[rest] = np.where(np.isfinite(v), v, whole)
-        return out
-    return fn
-
-
-for _v, _desc in (("distinct", "distinct sensitive values"),
-                  ("probabilistic", "|E| / count of the most frequent sensitive value"),
-                  ("entropy", "exp(entropy of the sensitive values)")):
-    _register(f"l_{_v}", "max", f"ℓ-diversity ({_v}): min over kept classes of {_desc}",
-              label=f"ℓ ({_v})",
-              needs=("sensitive",), integer=_v == "distinct")(_l_objective(_v))
-
-
-def _t_per_class(batch, ctx, distance):
-    Q = ctx.table_dist
-    if distance == "js":
-        return class_stats.js(batch, Q)
-    model = ctx.t_model("emd")
-    if model.ground == "ordered":
-        return class_stats.dense_chunks(batch, lambda c: model.value(c, Q))
-    if model.ground == "hierarchical":
-        return class_stats.emd_hierarchical(batch, Q, ctx.sensitive_hierarchy.node_of)
-    # equal ground distance: the one-level hierarchy
-    return class_stats.emd_hierarchical(
-        batch, Q, [np.arange(len(Q)), np.zeros(len(Q), dtype=np.int64)])
-
-
-def _delta(batch, outcome, ctx):
-    """A kept class lacking a value of the table has δ = ∞, so only nodes whose kept
-    classes all have every value need the per-class values."""
-    n_values = int((ctx.table_dist > 0).sum())
-    fewest = _fewest_values(batch, outcome)
-    out = np.where(fewest > batch.n_sensitive, 0.0, np.inf)  # nothing kept: the '*' class
-    full = fewest == n_values
-    if full.any():
-        sub = batch.subset(full)
-        kept = outcome.kept[batch.class_mask(full)]
-        v = sub.node_max(np.where(kept, class_stats.delta(sub, ctx.table_dist), -np.inf))
-        out[full] = v
-    return out
-
-
-def _point_distances(ctx, distance: str) -> tuple:
-    """``(S,)``: the distance from the table of a class holding one sensitive value
-    only, per value (`_t_per_class` of one-record classes; on a larger class of one
-    value it gives the same up to rounding, ~1e-16), and its
-    `class_stats.set_max_tables`."""
-    def compute():
-        S = len(ctx.table_dist)
-        one = np.arange(S, dtype=np.int64)
-        points = ClassBatch(np.zeros((1, ctx.d), dtype=np.int64),
-                            np.array([0, S], dtype=np.int64), np.ones(S, dtype=np.int64),
-                            np.zeros((ctx.d, S), dtype=np.int64), one, one,
-                            np.ones(S, dtype=np.int64), S)
-        d = _t_per_class(points, ctx, distance)
-        return d, class_stats.set_max_tables(d)
-    return ctx.memo(("point distances", distance), compute)
-
-
-def _convex_max(batch, outcome, ctx, distance: str) -> np.ndarray:
-    """max over each node's kept classes of a distance (EMD, JS) convex in the class's
-    distribution P, without most of the per-class values.
-
-    P is a convex combination of the point masses on the class's values, so its
-    distance is at most ``U = max_{s ∈ P} d(point_s)``, and a class of one value *is*
-    a point mass.  The largest ``d(point_s)`` among a node's kept one-value classes is
-    therefore a lower bound ``L`` of the node's maximum, and only its kept classes of
-    several values with ``U > L`` can exceed it: their distances are computed, no
-    other (on adult-train's lattice about 5 % of the classes and 13 % of the pairs).
-    Equal to the maximum of every kept class's `_t_per_class` up to rounding (a class
-    of one value gets the exact point distance, where the per-class formula may leave
-    ~1e-16)."""
-    point, tables = _point_distances(ctx, distance)
-    present, multi, multi_node, multi_sets = _convex_parts(batch, outcome)
-    best = np.where(present, point[None, :], -np.inf).max(axis=1)
-    if len(multi):
-        U = (np.maximum.reduceat(point[batch.pair_value], batch.pair_starts)[multi]
-             if multi_sets is None else class_stats.set_max(multi_sets, tables))
-        need = multi[U > best[multi_node]]
-        if len(need):
-            sub = batch.select_classes(need)
-            best = np.maximum(best, sub.node_max(_t_per_class(sub, ctx, distance)))
-    return np.where(best == -np.inf, 0.0, best)  # nothing kept: the '*' class, Q itself
-
-
-def _convex_parts(batch, outcome) -> tuple:
-    """What `_convex_max` needs of the classes whatever the distance: per node the
-    values of its kept one-value classes (m, S) booleans; its kept classes of several
-    values, their nodes and value sets (`class_stats.value_sets`, None past 52 values)."""
-    def compute():
-        single = batch.pair_per_class == 1
-        one = np.flatnonzero(outcome.kept & single)
-        cell = batch.node_of_class[one] * batch.n_sensitive + batch.pair_value[
-            batch.pair_starts[one]]
-        present = np.bincount(cell, minlength=batch.n_nodes * batch.n_sensitive).reshape(
-            batch.n_nodes, batch.n_sensitive) > 0
-        multi = np.flatnonzero(outcome.kept & ~single)
-        sets = class_stats.value_sets(batch)
-        return present, multi, batch.node_of_class[multi], (None if sets is None
-                                                             else sets[multi])
-    return batch.memo_for(outcome, "convex parts", compute)
-
-
-def _distance_objective(kind):
-    def fn(batch, outcome, ctx):
-        if kind == "delta":
-            return _delta(batch, outcome, ctx)
-        if not batch.n_classes:
-            return np.zeros(batch.n_nodes)
-        return _convex_max(batch, outcome, ctx, "js" if kind == "t_js" else "emd")
-    return fn
-
-
-_register("t", "min", label="t (EMD)",
-          description="t-closeness: max over kept classes of EMD(class, table) "
-          "(ground distance 'auto')", needs=("sensitive",))(_distance_objective("t"))
-_register("t_js", "min", label="t (Jensen–Shannon)",
-          description="t-closeness: max over kept classes of the Jensen–Shannon "
-          "divergence (natural log)", needs=("sensitive",))(_distance_objective("t_js"))
-_register("delta", "min", label="δ",
-          description="δ-disclosure: max over kept classes of max_s |ln(p/q)|",
-          needs=("sensitive",))(_distance_objective("delta"))
+    return class_stats.kept_classes(batch, outcome)
 
 
 @_register("s_k", "max", label="S_k (sum of class sizes)",
@@ -540,7 +414,7 @@ def _discernibility(batch, outcome, ctx):
 
 @_register("avg_class_size", "min", "kept records / kept classes", monotone=_loss_monotone)
 def _avg_class_size(batch, outcome, ctx):
-    n_cls = _kept_classes(batch, outcome)
+    n_cls = class_stats.kept_classes(batch, outcome)
     kept = ctx.n - outcome.suppressed
     return np.where(n_cls > 0, kept / np.maximum(n_cls, 1), float(ctx.n))
 

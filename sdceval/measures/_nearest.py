@@ -16,6 +16,11 @@ same answers (exact search; tested against brute force):
   ``leafsize=32``): 6.9 s -> 5.4 s on the same table; on groups of 5 equal rows
   (microaggregation) 4.4 s -> 3.1 s.
 
+Queries go to the tree in chunks (`sdceval.core.interrupts.chunks`), each sized from
+the rate of the last to take about 0.2 s: Ctrl-C cannot stop one call into the tree,
+and with a fixed 65 536 queries a call it acted only after up to 10 s on a large table.
+The answers are those of one call (each query's is independent of the others').
+
 Ties are counted with a second nearest neighbour (``k=2``: the second point is beyond the
 tie radius for almost every record) instead of a ball count over every record, which
 costs a second search of the tree; a ball search runs only for the records whose
@@ -35,14 +40,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdceval.core import threads
+from sdceval.core import interrupts, threads
 from sdceval.core.errors import SdcevalError
 from sdceval.core.glossary import register_term
 from sdceval.core.registry import Param
 
 LEAFSIZE = 32
-#: queries per call to the tree: bounds the temporary arrays and lets Ctrl-C through
-QUERY_CHUNK = 65_536
+#: queries of the first call to the tree; later calls are sized from the rate measured
+#: so that each takes about `sdceval.core.interrupts.RESPONSE_SECONDS` (Ctrl-C acts
+#: between calls: 65 536 queries at a time took up to 10 s on a million records)
+FIRST_CHUNK = 1024
+#: most queries per call: bounds the temporary arrays
+MAX_CHUNK = 65_536
 #: default ``sample`` of the nearest-neighbour risk measures: tables up to this many
 #: records are linked record by record, larger ones on a sample of this many
 SAMPLE = 50_000
@@ -83,32 +92,46 @@ class NearestIndex:
         self.points = np.asarray(points, dtype=np.float64)
         self.tree = cKDTree(self.points, leafsize=LEAFSIZE, balanced_tree=False)
 
-    def nearest(self, q: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    # every search runs in chunks of queries (module docstring)
+    def nearest(self, q: np.ndarray, k: int = 1, chunk: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         """Distances and indices of the ``k`` nearest points of each query, in the
         queries' order (shape (len(q),) for k = 1, else (len(q), k); missing
-        neighbours have distance ``inf`` and index ``len(points)``)."""
+        neighbours have distance ``inf`` and index ``len(points)``).  ``chunk``: queries
+        per call to the tree (default: sized from the measured rate)."""
         q = np.asarray(q, dtype=np.float64)
         order = space_order(q)
         shape = (len(q),) if k == 1 else (len(q), k)
         dist = np.empty(shape)
         idx = np.empty(shape, dtype=np.int64)
-        for s in range(0, len(q), QUERY_CHUNK):
-            rows = order[s:s + QUERY_CHUNK]
+        for a, b in interrupts.chunks(len(q), FIRST_CHUNK, MAX_CHUNK, chunk):
+            rows = order[a:b]  # chunks of the space order: neighbours stay together
             d, i = self.tree.query(q[rows], k=k, workers=threads.workers())
             dist[rows], idx[rows] = d, i
         return dist, idx
 
-    def within(self, q: np.ndarray, radius: np.ndarray) -> list[np.ndarray]:
+    def within(self, q: np.ndarray, radius: np.ndarray, chunk: int | None = None
+               ) -> list[np.ndarray]:
         """Indices of the points at distance <= ``radius`` of each query."""
-        hits = self.tree.query_ball_point(np.asarray(q, dtype=np.float64), radius,
-                                          workers=threads.workers())
+        q = np.asarray(q, dtype=np.float64)
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(q),))
+        hits = []
+        for a, b in interrupts.chunks(len(q), FIRST_CHUNK, MAX_CHUNK, chunk):
+            hits.extend(self.tree.query_ball_point(q[a:b], radius[a:b],
+                                                   workers=threads.workers()))
         return [np.asarray(h, dtype=np.int64) for h in hits]
 
-    def count_within(self, q: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    def count_within(self, q: np.ndarray, radius: np.ndarray, chunk: int | None = None
+                     ) -> np.ndarray:
         """Number of points at distance <= ``radius`` of each query."""
-        return np.asarray(self.tree.query_ball_point(
-            np.asarray(q, dtype=np.float64), radius, workers=threads.workers(),
-            return_length=True), dtype=np.int64)
+        q = np.asarray(q, dtype=np.float64)
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(q),))
+        out = np.empty(len(q), dtype=np.int64)
+        for a, b in interrupts.chunks(len(q), FIRST_CHUNK, MAX_CHUNK, chunk):
+            out[a:b] = self.tree.query_ball_point(q[a:b], radius[a:b],
+                                                  workers=threads.workers(),
+                                                  return_length=True)
+        return out
 
     def nearest_ties(self, q: np.ndarray, radius_of) -> tuple[np.ndarray, np.ndarray,
                                                                  np.ndarray, list]:

@@ -75,7 +75,7 @@ def suppressed_release(dataset) -> Release:
 
 # -- the measure ----------------------------------------------------------------------
 @register_measure(
-    "p_loss", category="risk", direction="lower_is_better",
+    "p_loss", category="risk", direction="lower_is_better", aggregate="max",
     label="worst-case attribute disclosure (P_loss)",
     kinds=("generalized", "bucketized"), needs=("sensitive",),
     description="worst-case attribute disclosure (Li & Li 2009 §4.1): max over records of "

@@ -268,6 +268,7 @@ def emd_distance(x: np.ndarray, y: np.ndarray, n_clusters: int = 50, seed: int =
 @register_measure(
     "emd", category="utility", direction="lower_is_better", kinds=NUMERIC_KINDS,
     label="distribution distance (EMD)",
+    no_partial="it clusters the whole table with k-means",
     needs=("numeric",),
     params=[
         Param("n_clusters", int, 50, low=1,

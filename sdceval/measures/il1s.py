@@ -37,6 +37,7 @@ from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
 
 @register_measure(
     "il1s", category="information_loss", direction="lower_is_better", kinds=NUMERIC_KINDS,
+    aggregate="mean",
     label="mean absolute deviation (IL1s)",
     needs=("numeric",),
     description="IL1s (Yancey, Winkler & Creecy 2002): mean over records and attributes of "

@@ -51,6 +51,7 @@ from sdceval.core.hierarchy import cell_loss
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
+from sdceval.measures._partial import class_form, class_table
 
 #: the release kinds these measures read (classes and generalized cells; a bucketized
 #: release's cells are exact)
@@ -80,6 +81,7 @@ def glm_per_record(dataset, cells: dict, suppressed: np.ndarray | None = None,
 # -- measures -------------------------------------------------------------------------
 @register_measure(
     "glm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    aggregate=lambda p: "mean" if p["normalized"] else "sum",
     label="generalization loss (GLM)",
     needs=("qis", "cells"),
     params=[Param("normalized", bool, True,
@@ -110,6 +112,7 @@ def glm(dataset, release: Release, *, normalized: bool = True) -> Measurement:
 
 @register_measure(
     "cm", category="information_loss", direction="lower_is_better", kinds=_KINDS,
+    aggregate="mean",
     label="classification metric (CM)",
     needs=("label",),
     description="classification metric (Iyengar): share of records that are suppressed or "
@@ -137,10 +140,38 @@ def cm(dataset, release: Release) -> Measurement:
                        details={"minority": int(minority.sum()), "suppressed": int(supp.sum())})
 
 
+def _discernibility_of_parts(prep, merged, params) -> Measurement:
+    """``DM`` from the class sizes merged over parts of a table (`_partial.class_form`):
+    ``Σ_{E kept} |E|² + N · #suppressed``."""
+    sizes, supp = class_table(prep, merged)
+    sizes = sizes[:, 0]
+    n, n_supp = int(sizes.sum()), int(sizes[supp].sum())
+    value = float(int((sizes[~supp].astype(object) ** 2).sum()) + n * n_supp)
+    return Measurement("discernibility", value, None,
+                       details={"normalized": value / n ** 2, "suppressed": n_supp})
+
+
+def _avg_class_size_of_parts(prep, merged, params) -> Measurement:
+    """``C_avg`` from the class sizes merged over parts of a table: kept records / kept
+    classes (every class when every record is suppressed: the one ``*`` class)."""
+    sizes, supp = class_table(prep, merged)
+    sizes = sizes[:, 0]
+    kept, k = sizes[~supp], params["k"]
+    if len(kept):
+        records, n_classes = int(kept.sum()), len(kept)
+    else:
+        records, n_classes = int(sizes.sum()), len(sizes)
+    value = records / n_classes / (k if k is not None else 1)
+    return Measurement("avg_class_size", float(value), None,
+                       details={"n_classes": int(n_classes), "kept": int(kept.sum()),
+                                **({"k": k} if k is not None else {})})
+
+
 @register_measure(
     "discernibility", category="information_loss", direction="lower_is_better",
+    aggregate="sum",
     label="discernibility",
-    kinds=_KINDS,
+    kinds=_KINDS, partial=class_form(_discernibility_of_parts),
     description="discernibility metric (Bayardo & Agrawal): sum of squared class sizes, "
                 "N per suppressed record")
 def discernibility(dataset, release: Release) -> Measurement:
@@ -166,7 +197,7 @@ def discernibility(dataset, release: Release) -> Measurement:
 @register_measure(
     "avg_class_size", category="information_loss", direction="lower_is_better",
     label="average class size",
-    kinds=_KINDS,
+    kinds=_KINDS, partial=class_form(_avg_class_size_of_parts),
     params=[Param("k", int, None, low=1,
                   description="if given, divide by k (LeFevre et al.'s C_avg)")],
     description="average equivalence class size: kept records / classes of kept records "

@@ -113,18 +113,23 @@ methods regarding their risk-utility trade-off, §2.1, §4 (Eq. 3), §5.1.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
 
+from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.glossary import register_term
+from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
 from sdceval.measures._compatibility import combine, first
 from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
                                        record_sample, sample_summary)
 from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair
+from sdceval.measures._ranks import (RANK_CAP, OriginalScale,  # noqa: F401 (re-exported)
+                                     _original_scale, rank_matrix, ranks_on_original)
 
 register_term("reidentification_rate", "re-identification rate (nearest record)",
               "share of original records whose nearest released record (on the original's "
@@ -146,136 +151,6 @@ RANKS = ("original", "released")
 #: "spec": the aggregate as SPEC §4 defines it; "fitted_per_attribute": divided by the
 #: number of attributes, a scale fitted to the paper's printed 0.45 / 0.58 (module notes)
 SCALES = ("spec", "fitted_per_attribute")
-
-
-def rank_matrix(a: np.ndarray) -> np.ndarray:
-    """Column-wise average ranks of ``a`` (1..n; ties share the mean of their ranks).
-
-    A tie block occupying sorted positions ``f..l`` (0-based) gets rank
-    ``(f + l) / 2 + 1``; this equals ``scipy.stats.rankdata(a, "average", axis=0)``
-    (tested), one sort per column (temporaries of one column, not of the table),
-    without importing scipy.stats (~0.5 s)."""
-    a = np.asarray(a, dtype=np.float64)
-    ranks = np.empty(a.shape, dtype=np.float64)
-    for j in range(a.shape[1]):
-        ranks[:, j] = _column_ranks(a[:, j])[0]
-    return ranks
-
-
-def _column_ranks(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Average ranks of ``col``, its sorted distinct values and their mid-ranks, from
-    one sort."""
-    n = len(col)
-    order = np.argsort(col, kind="stable")
-    s = col[order]
-    new_block = np.ones(n, dtype=bool)
-    new_block[1:] = s[1:] != s[:-1]
-    starts = np.flatnonzero(new_block)
-    counts = np.diff(np.r_[starts, n])
-    mid = _mid_ranks(counts)
-    ranks = np.empty(n, dtype=np.float64)
-    ranks[order] = np.repeat(mid, counts)
-    return ranks, s[starts], mid
-
-
-def _mid_ranks(counts) -> np.ndarray:
-    """Mid-ranks of consecutive blocks of ``counts`` tied values: a block at sorted
-    positions ``f..l`` (0-based) gets ``(f + l) / 2 + 1`` = (values up to and including
-    it) − (its count − 1) / 2."""
-    counts = np.asarray(counts)
-    return np.cumsum(counts) - (counts - 1) / 2.0
-
-
-#: extrapolated ranks are capped at +-2**400 (~2.6e120), so that squared rank distances
-#: stay finite; a released value reaches the cap only 1e120 gaps beyond the original's range
-RANK_CAP = 2.0 ** 400
-
-
-class OriginalScale:
-    """The rank scale of an original ``X``: its mid-ranks, and per attribute the sorted
-    distinct values ``v_1 < ... < v_K`` with their mid-ranks ``r_1 < ... < r_K``
-    (``r_k`` = number of values below ``v_k`` + (number equal to ``v_k`` + 1) / 2)."""
-
-    __slots__ = ("ranks", "values", "mid_ranks")
-
-    def __init__(self, x: np.ndarray):
-        x = np.asarray(x, dtype=np.float64)
-        self.ranks = np.empty(x.shape, dtype=np.float64)
-        self.values, self.mid_ranks = [], []
-        for j in range(x.shape[1]):
-            self.ranks[:, j], v, mid = _column_ranks(x[:, j])
-            self.values.append(v)
-            self.mid_ranks.append(mid)
-        self.ranks.setflags(write=False)
-
-    @classmethod
-    def from_counts(cls, values: list, counts: list) -> "OriginalScale":
-        """The scale from each attribute's sorted distinct values and their counts
-        (what a table read in parts gives: `sdceval.experiments.partitioned`), without
-        the records' own ranks (``ranks`` is None): rank the records with `rank`,
-        which gives an original value exactly its mid-rank."""
-        self = cls.__new__(cls)
-        self.ranks = None
-        self.values = [np.asarray(v, dtype=np.float64) for v in values]
-        self.mid_ranks = [_mid_ranks(c) for c in counts]
-        return self
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.ranks.shape
-
-    def rank(self, y: np.ndarray) -> np.ndarray:
-        """Ranks of the released values ``y`` (n', m) on this scale (module notes).
-
-        Per attribute, the piecewise-linear function through the points ``(v_k, r_k)``,
-        extended beyond ``v_1`` and ``v_K`` by its first and last segments (a constant
-        attribute, ``K = 1``, gives every value its one mid-rank).  A value equal to
-        ``v_k`` gets exactly ``r_k``; strictly increasing in ``y`` when ``K >= 2``
-        (up to rounding)."""
-        y = np.asarray(y, dtype=np.float64)
-        out = np.empty(y.shape, dtype=np.float64)
-        for j, (v, r) in enumerate(zip(self.values, self.mid_ranks)):
-            out[:, j] = _interpolate(v, r, y[:, j])
-        return out
-
-
-def _interpolate(v: np.ndarray, r: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if len(v) == 1:  # no gap to interpolate or extrapolate with
-        return np.full(len(y), r[0])
-    # segment [v_a, v_a+1] holding y (v_a <= y < v_a+1), or an end segment outside
-    a = np.clip(np.searchsorted(v, y, side="right") - 1, 0, len(v) - 2)
-    va, vb, ra, rb = v[a], v[a + 1], r[a], r[a + 1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        # y == v_a gives t = 0 and y == v_b gives t = 1 exactly, hence exactly r_a, r_b
-        # (mid-ranks are multiples of 1/2, their differences exact)
-        num, gap = y - va, vb - va
-        t = num / gap
-        bad = ~(np.isfinite(num) & np.isfinite(gap))
-        if bad.any():  # a difference overflowed (values near 1.8e308): halving is exact
-            t[bad] = (0.5 * y[bad] - 0.5 * va[bad]) / (0.5 * vb[bad] - 0.5 * va[bad])
-        ranks = ra + t * (rb - ra)
-    return np.clip(ranks, -RANK_CAP, RANK_CAP)
-
-
-def ranks_on_original(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The ranks ``y`` (n', m) would have among the values of ``x`` (n, m), attribute by
-    attribute: mid-ranks, interpolated between neighbours and extrapolated linearly
-    with the end gaps (`OriginalScale.rank`).  ``ranks_on_original(x, x)`` equals
-    ``rank_matrix(x)``."""
-    return OriginalScale(x).rank(y)
-
-
-# the original's scale is the same for every release of a data set (bisection
-# evaluates dozens of releases): build it once per data set
-_ORIGINAL_SCALES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _original_scale(dataset, x: np.ndarray) -> OriginalScale:
-    s = _ORIGINAL_SCALES.get(dataset)
-    if s is None or s.shape != x.shape:
-        s = OriginalScale(x)
-        _ORIGINAL_SCALES[dataset] = s
-    return s
 
 
 def aggregate_distances(d: np.ndarray, how: str) -> float:
@@ -370,10 +245,98 @@ def link_to(index: NearestIndex, counts: np.ndarray, rx: np.ndarray, own: np.nda
     return dist, correct, ties
 
 
+# -- in parts of a table (`sdceval.core.partial`) --------------------------------------
+class _Index:
+    """One ``ranks`` reading of the release, sent to every worker once: its distinct
+    rank vectors (the tree's points), the released rows each stands for, each row's own
+    vector (``points[inverse[i]]`` is row ``i``'s) and the original's scale; the
+    KD-tree is built on a process's first use (`_TREES`, not pickled)."""
+
+    def __init__(self, whole, params: dict):
+        self.n, ranks = whole.n, params["ranks"]
+        self.scale = whole.memo("linkage scale", lambda: OriginalScale.from_counts(
+            *zip(*(whole.value_counts(c) for c in whole.schema.numeric))))
+        y = whole.release_numbers()
+        ry = self.scale.rank(y) if ranks == "original" else rank_matrix(y)
+        inverse, count = combine(list(ry.T), len(ry))  # distinct rows, as `link` finds them
+        self.points = ry[first(inverse, count)]
+        # row numbers in 4 bytes where they fit: the index travels to every worker
+        small = np.int32 if len(y) < np.iinfo(np.int32).max else np.int64
+        self.counts = np.bincount(inverse, minlength=count).astype(small)
+        self.inverse = inverse.astype(small)
+
+    def tree(self) -> NearestIndex:
+        with _TREE_LOCK:
+            if self not in _TREES:
+                _TREES[self] = NearestIndex(self.points)
+            return _TREES[self]
+
+
+#: the KD-tree of each `_Index` in this process, gone with the index
+_TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TREE_LOCK = threading.Lock()
+
+
+def _link_part(index: _Index, part) -> dict:
+    """Per rank scale: ``[Σ log(1+d), Σ d, Σ hit/ties, Σ hit, Σ perm, max perm]`` over
+    the part's records, each linked to its nearest released row (`link_to`)."""
+    rx = index.scale.rank(part.numbers)
+    own = index.points[index.inverse[part.rows]]
+    dist, correct, ties = link_to(index.tree(), index.counts, rx, own)
+    perm = np.abs(rx - own).max(axis=1)
+    out = {}
+    for rank_scale in RANK_SCALES:
+        unit = 1.0 / index.n if rank_scale == "fraction" else 1.0
+        out[rank_scale] = np.r_[link_sums(dist * unit, correct, ties), (perm * unit).sum(),
+                                (perm * unit).max()]
+    return out
+
+
+def _add_links(*parts) -> dict:
+    out = {}
+    for k in parts[0]:
+        s = np.stack([p[k] for p in parts])
+        out[k] = np.r_[s[:, :5].sum(axis=0), s[:, 5].max()]
+    return out
+
+
+def _link_finish(index: _Index, merged, params) -> Measurement:
+    sums = merged[params["rank_scale"]]
+    return linkage_measurement(sums[:4], index.n, (float(sums[4]), float(sums[5])),
+                               index.n, len(index.points[0]), params)
+
+
+def _check_parts(name: str, schema, release_meta, where: str) -> None:
+    if not schema.numeric:
+        raise SdcevalError(f"{name} needs numeric attributes, but the schema gives none "
+                           "with role 'numeric'; give the masked columns role 'numeric'")
+    lacking = [c for c in schema.numeric if c not in release_meta.columns]
+    if lacking:
+        raise SdcevalError(f"{name} compares published numbers, but release {where} lacks "
+                           f"the numeric column(s) {', '.join(map(repr, lacking))}; give "
+                           "a perturbative release of those columns")
+
+
+#: per-record nearest-neighbour queries against a broadcast index of the whole release:
+#: a record's distance, hit and ties depend on the record and the release only, so the
+#: sums over records add up over parts; the original's scale comes from value counts
+#: merged over parts (`OriginalScale.from_counts`: a value gets exactly its mid-rank)
+PARTIAL = PartialForm(
+    partial=_link_part, merge=_add_links, finish=_link_finish, prepare=_Index,
+    key=lambda params: params["ranks"], reads="numbers", hierarchies=(),
+    counts=("numeric",), check=_check_parts,
+    fixed={"sample": (0, "the partitioned path links every record; leave sample out "
+                         "(or sample=0)")})
+
+
 @register_measure(
     "linkage_risk", category="risk", direction="higher_is_better", kinds=NUMERIC_KINDS,
-    label="record-linkage distance",
+    label="record-linkage distance", partial=PARTIAL,
     needs=("numeric",),
+    # per record the distance; the fitted scale also divides by the number of
+    # attributes, so it is no aggregate of the distances alone (None)
+    aggregate=lambda p: None if p["scale"] != "spec" else
+    {"log_mean": "log1p_mean"}.get(p["aggregate"], p["aggregate"]),
     params=[
         Param("aggregate", str, DEFAULTS["aggregate"], choices=AGGREGATES,
               description="mean_log1p: mean log(1+d); mean: mean d; log_mean: "

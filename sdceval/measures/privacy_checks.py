@@ -29,7 +29,10 @@ reports ``satisfies`` and the number of violating classes and records.
 The checks are generated from the privacy-model registry (issue 18): one measure per
 registered model, named by the model's ``check_name``, whose parameters are the model's
 own (the threshold optional), so a model registered later — in a user's own module —
-is a check in ``evaluate`` with no change here.
+is a check in ``evaluate`` with no change here.  Each check declares its partial form
+(`sdceval.measures._partial`: the classes' sensitive counts merged over parts of a
+table), so every check — a user's model's too — is computed by
+`sdceval.experiments.partitioned.evaluate_partitioned` as well.
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ import numpy as np
 
 from sdceval import privacy
 from sdceval.core.measurement import Measurement
-from sdceval.core.registry import Param, register_measure
+from sdceval.core.registry import MEASURES, Param, register_measure
+from sdceval.measures._partial import class_form, class_table
 
 _SUPP = Param("include_suppressed", bool, False,
               description="count the class of suppressed ('*') records in the value")
@@ -81,8 +85,8 @@ def check_classes(model: privacy.PrivacyModel, counts: np.ndarray, Q, only_suppr
     (``counts``: classes × sensitive values; ``only_suppressed``: the classes of
     suppressed records only, left out of the value unless ``include_suppressed`` or
     every class is one).  The value is the least safe class's: the minimum where larger
-    is safer, else the maximum.  Shared with the partitioned evaluation, which merges
-    class sizes over parts of a table (`sdceval.experiments.partitioned`)."""
+    is safer, else the maximum.  Shared with the partitioned form (`_partial_form`),
+    which merges the class counts over parts of a table."""
     values = model.value(counts, Q)
     ok = model.satisfied(counts, Q)
     counted = np.ones(len(counts), dtype=bool)
@@ -118,11 +122,34 @@ def _check_params(cls) -> list[Param]:
     return out + [_SUPP]
 
 
-def _placeholder(cls) -> dict:
-    """Threshold for building a model whose per-class ``value`` is all the check reads
-    (a model's value does not depend on its threshold; the contract suite checks it)."""
-    p = cls.params[0]
-    return {p.name: cls.example.get(p.name, p.low if p.low is not None else 1)}
+def _model(name: str, cls, params: dict, hierarchy) -> tuple:
+    """``(model, threshold given, include_suppressed)`` of a check's parameters."""
+    kwargs = dict(params)
+    given = kwargs.pop(cls.parameter)
+    include_suppressed = kwargs.pop("include_suppressed")
+    model = privacy.make_model(
+        name, hierarchy=hierarchy if cls.uses_hierarchy else None, **kwargs,
+        **({cls.parameter: given} if given is not None else cls.placeholder_threshold()))
+    return model, given is not None, include_suppressed
+
+
+def _partial_form(name: str, cls):
+    """The check computed in parts of a table (`sdceval.measures._partial`): the
+    classes' sensitive counts (sizes, for a model without a sensitive attribute) merged
+    over the parts, then `check_classes` on them, as in memory.  ``Q`` is the merged
+    counts' column sums over the table (the in-memory check's `table_distribution`)."""
+    def finish(prep, merged, params) -> Measurement:
+        model, given, include_suppressed = _model(name, cls, params, prep.hierarchy)
+        counts, only_supp = class_table(prep, merged)
+        Q = np.ones(1)   # as `_check`: a model without a sensitive attribute
+        if cls.needs_sensitive:
+            total = counts.sum(axis=0).astype(np.float64)
+            Q = total / total.sum()
+        n_supp = int(counts[only_supp].sum())
+        value, details, _ = check_classes(model, counts, Q, only_supp, n_supp,
+                                          include_suppressed, given)
+        return Measurement(cls.check_name, value, None, details=details)
+    return class_form(finish, sensitive=cls.needs_sensitive)
 
 
 def _make_check(name: str, cls) -> None:
@@ -130,15 +157,10 @@ def _make_check(name: str, cls) -> None:
     threshold = cls.parameter
 
     def check(dataset, release, **kwargs) -> Measurement:
-        given = kwargs.pop(threshold)
-        include_suppressed = kwargs.pop("include_suppressed")
         sens = dataset.schema.sensitive
         hierarchy = dataset.hierarchy(sens) if cls.uses_hierarchy and sens else None
-        model = privacy.make_model(
-            name, hierarchy=hierarchy, **kwargs,
-            **({threshold: given} if given is not None else _placeholder(cls)))
-        return _check(dataset, release, model, cls.check_name, include_suppressed,
-                      given is not None)
+        model, given, include_suppressed = _model(name, cls, kwargs, hierarchy)
+        return _check(dataset, release, model, cls.check_name, include_suppressed, given)
 
     check.__name__ = check.__qualname__ = cls.check_name
     check.__module__ = cls.__module__
@@ -156,9 +178,18 @@ def _make_check(name: str, cls) -> None:
         direction="higher_is_better" if cls.larger_is_safer else "lower_is_better",
         kinds=_KINDS, needs=("classes",) + (("sensitive",) if cls.needs_sensitive else ()),
         params=params, label=f"{cls.title or name} achieved",
+        # the least safe class's value: over the kept records' classes (`check_classes`)
+        aggregate=lambda p: ("min" if cls.larger_is_safer else "max")
+        + ("" if p["include_suppressed"] else "_kept"),
+        partial=_partial_form(name, cls),
         description=f"{cls.title or name} achieved: the {worst} {threshold} over classes "
                     f"(privacy model {name!r})")(check)
 
 
+def _drop_check(name: str, cls) -> None:
+    """A removed model's check goes with it."""
+    MEASURES.remove(cls.check_name)
+
+
 # one check per registered privacy model, including models registered later
-privacy.MODELS.watch(_make_check)
+privacy.MODELS.watch(_make_check, removed=_drop_check)

@@ -498,7 +498,10 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
 
 @register_measure(
     "propensity", category="utility", direction="lower_is_better", kinds=NUMERIC_KINDS,
+    aggregate="mean",
     label="propensity-score loss",
+    no_partial="a logistic fit by Newton's method over the whole table: its sums over "
+               "records could decompose, but that is not done here",
     needs=("numeric",),
     params=[
         Param("model", str, "pairwise", choices=MODELS,

@@ -84,6 +84,7 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
+from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import KINDS, Release, require
 from sdceval.measures.utility_loss import Predicates, UniformEstimator
@@ -288,9 +289,62 @@ def reconstructed_counts(dataset, release: Release, queries: CountQueries) -> np
     return est.counts(queries.predicates, np.maximum(queries.sensitive, 0))
 
 
+# -- in parts of a table (`sdceval.core.partial`) ------------------------------------
+@dataclass(frozen=True)
+class _Workload:
+    """The queries of one set of parameters, drawn on the whole table's hierarchies."""
+
+    predicates: Predicates
+    sensitive: np.ndarray
+    attributes: tuple
+
+
+def _workload(whole, params: dict) -> _Workload:
+    # the workload depends only on the hierarchies and the seed: drawn on two records
+    # of the whole table's schema, it is the in-memory measure's
+    domain = whole.domain()
+    w = random_queries(domain, params["n_queries"], params["qd"], params["sel"],
+                       params["seed"], params["selectivity"])
+    return _Workload(w.predicates, w.sensitive, query_attributes(domain))
+
+
+def _part_counts(w: _Workload, part) -> tuple[np.ndarray, np.ndarray]:
+    """A part's actual and reconstructed count of every query: sums over records."""
+    ds = part.dataset
+    return (original_counts(ds, w.predicates, w.sensitive),
+            reconstructed_counts(ds, part.release, CountQueries(
+                w.predicates, w.sensitive, np.zeros(len(w.sensitive)))))
+
+
+def _sum_counts(*parts) -> tuple[np.ndarray, np.ndarray]:
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def _finish(w: _Workload, merged, params: dict) -> Measurement:
+    qd = params["qd"] if params["qd"] is not None else default_qd(len(w.attributes))
+    return _error(merged[0], merged[1], qd, params["sel"], w.attributes)
+
+
+def _check_parts(name: str, schema, release_meta, where: str) -> None:
+    if not (schema.qis or schema.numeric):
+        raise SdcevalError(f"{name} needs quasi-identifiers or numeric attributes to "
+                           "query, but the schema gives neither; give some columns role "
+                           "'qi' or 'numeric'")
+
+
+#: ``act_q = Σ_p act_q(p)``, ``rec_q = Σ_p rec_q(p)`` over parts p of the table (each
+#: record weighs ``Π_a |cell_a ∩ b_a| / |cell_a|`` on its own), then ρ; the parts'
+#: data sets carry the whole table's hierarchies, so codes and domains agree
+PARTIAL = PartialForm(
+    partial=_part_counts, merge=_sum_counts, finish=_finish, prepare=_workload,
+    key=lambda p: tuple(sorted((k, p[k]) for k in ("n_queries", "qd", "sel", "seed",
+                                                    "selectivity"))),
+    hierarchies=("qi", "sensitive", "numeric"), check=_check_parts)
+
+
 @register_measure(
     "query_error", category="utility", direction="lower_is_better", kinds=KINDS,
-    label="query error (%)",
+    label="query error (%)", partial=PARTIAL,
     params=[
         Param("n_queries", int, default=1000, low=1,
               description="number of random COUNT queries (the paper uses 1000)"),
@@ -366,13 +420,18 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
         qd = default_qd(len(attrs))
     queries = random_queries(dataset, n_queries, qd, sel, seed, selectivity)
     rec = reconstructed_counts(dataset, release, queries)
-    ok = queries.actual > 0
+    return _error(queries.actual, rec, qd, sel, attrs)
+
+
+def _error(act: np.ndarray, rec: np.ndarray, qd: int, sel: float, attrs) -> Measurement:
+    """``ρ = mean_{act_q > 0} |rec_q − act_q| / act_q × 100`` and its details."""
+    ok = act > 0
     if not ok.any():
         raise SdcevalError(
-            f"query_error: none of the {len(queries)} queries (qd={qd}, sel={sel}) selects "
+            f"query_error: none of the {len(act)} queries (qd={qd}, sel={sel}) selects "
             "any original record; raise sel or lower qd")
-    err = np.abs(rec[ok] - queries.actual[ok]) / queries.actual[ok] * 100.0
+    err = np.abs(rec[ok] - act[ok]) / act[ok] * 100.0
     return Measurement("query_error", float(err.mean()), None,
-                       details={"n_queries": int(len(queries)), "n_answered": int(ok.sum()),
+                       details={"n_queries": int(len(act)), "n_answered": int(ok.sum()),
                                 "median": float(np.median(err)), "qd": int(qd),
                                 "attributes": list(attrs)})

@@ -2,6 +2,11 @@
 "Risk on every release"): one scale for perturbative, generalized, bucketized and
 external releases, so that methods of both families can be compared.
 
+Long because of these notes: the intruder, the formulas, the decisions SPEC §4 leaves
+open and the algorithms take 130 lines, the code under 500; the code is one computation
+(the links from records to released rows, which both measures read), whose helpers live
+in `sdceval.measures._compatibility` and `sdceval.measures._nearest`.
+
 The intruder
 ------------
 The intruder knows each target record ``x_i``'s values of the *linkage attributes*: the
@@ -515,6 +520,7 @@ INTRUDER = Param(
 
 @register_measure(
     "reidentification", category="risk", direction="lower_is_better", kinds=KINDS,
+    aggregate="mean",
     label="re-identification rate", unit="share of records",
     params=[INTRUDER, SAMPLE_PARAM, SEED_PARAM],
     description="re-identification on every release (SPEC §4): per record the probability "
@@ -558,6 +564,7 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted",
 
 @register_measure(
     "attribute_inference", category="risk", direction="lower_is_better", kinds=KINDS,
+    aggregate="mean",
     label="attribute inference rate", unit="share of records",
     needs=("sensitive",),
     params=[Param("tol", float, 0.05, low=0.0, high=1.0, unit="fraction of the range",

@@ -8,7 +8,6 @@ are dropped and listed in ``Release.dropped``; issue 6 §1).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from sdceval.core.release import Release
 
@@ -18,6 +17,7 @@ def numeric_release(dataset, masked: np.ndarray, *, classes: np.ndarray | None =
     """A perturbative `Release` publishing the columns of ``masked`` (float64,
     row-aligned, same column order as ``dataset.schema.numeric``) under the numeric
     columns' names.  The dataset's own frame is never modified."""
+    import pandas as pd  # here, not at the top: `sdceval list methods` loads no pandas
     masked = np.asarray(masked, dtype=np.float64)
     data = pd.DataFrame({col: masked[:, j].copy()
                          for j, col in enumerate(dataset.schema.numeric)})

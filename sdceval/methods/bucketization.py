@@ -31,15 +31,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from sdceval import privacy
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Param, register_method
-from sdceval.core.release import Release, publishable_columns
+from sdceval.core.release import BUCKET_COLUMN, Release, publishable_columns
 from sdceval.methods.mondrian import MODELS_PARAM, achieved, partition
-
-BUCKET_COLUMN = "bucket"
 
 
 def permute_within(classes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -66,6 +63,7 @@ def bucketized_release(dataset, classes: np.ndarray, rng: np.random.Generator,
     data = {c: frame[c].to_numpy(copy=True) for c in schema.qis}
     data[sens] = frame[sens].to_numpy()[src]
     data[BUCKET_COLUMN] = classes.copy()
+    import pandas as pd  # here, not at the top: `sdceval list methods` loads no pandas
     return Release.bucketized(
         dataset, pd.DataFrame(data), method=method, classes=classes,
         sensitive_codes=np.asarray(dataset.codes(sens), dtype=np.int64)[src], info=info)

@@ -64,10 +64,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.registry import Param, register_method
@@ -220,6 +222,7 @@ def _published_frame(dataset, node: Node) -> pd.DataFrame:
             ids = h.node_of[levels[c]][dataset.codes(c)]
             out[c] = labels[np.where(node.suppressed, len(labels) - 1, ids)]
     # the sensitive and passthrough columns are added unchanged by `Release.generalized`
+    import pandas as pd  # here, not at the top: `sdceval list methods` loads no pandas
     return pd.DataFrame(out)
 
 

@@ -54,9 +54,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from sdceval import privacy
 from sdceval.core.errors import SdcevalError
@@ -257,6 +260,7 @@ def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame
         lut = np.empty(int(classes.max()) + 1, dtype=object)
         lut[classes[first]] = labels
         out[c] = lut[classes]
+    import pandas as pd  # here, not at the top: `sdceval list methods` loads no pandas
     return pd.DataFrame(out, columns=list(dataset.schema.qis))
 
 

@@ -18,7 +18,7 @@ name        class                        monotone gen.   monotone supp.
 ==========  ===========================  ==============  =============
 """
 # registration order = `model_names()` order: the modules register on import
-from sdceval.privacy.base import (MODELS, PrivacyModel, check_feasible, class_counts, make_model,
+from sdceval.privacy.base import (MODELS, ModelObjective, PrivacyModel, check_feasible, class_counts, make_model,
                                   model_class, model_names, parse_model_spec,
                                   register_model, spec_example, table_distribution)
 from sdceval.privacy.k_anonymity import KAnonymity
@@ -29,7 +29,7 @@ from sdceval.privacy.recursive_cl import RecursiveCLDiversity
 from sdceval.privacy.model_list import (MODEL_LIST, ModelList, bind_models, models_param)
 
 
-__all__ = ["MODEL_LIST", "ModelList", "bind_models", "models_param", "DISTANCES", "GROUNDS", "L_VARIANTS", "MODELS", "DeltaDisclosure", "KAnonymity",
+__all__ = ["MODEL_LIST", "ModelList", "bind_models", "models_param", "DISTANCES", "GROUNDS", "L_VARIANTS", "MODELS", "ModelObjective", "DeltaDisclosure", "KAnonymity",
            "LDiversity", "PrivacyModel", "RecursiveCLDiversity", "TCloseness",
            "check_feasible", "class_counts", "make_model", "model_class", "model_names",
            "parse_model_spec", "register_model", "spec_example", "table_distribution"]

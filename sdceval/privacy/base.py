@@ -41,12 +41,17 @@ Declarations (class attributes)
 ``min_class_size(Q)``
     A lower bound on the size of any class that satisfies the model (Mondrian finalizes
     smaller partitions without evaluating a cut; ARX: ``getMinimalClassSize``).
+``lattice_objectives()``
+    The lattice objectives the model yields (`ModelObjective`: the least safe kept
+    class's value per node; by default one, named like the model), from which
+    `sdceval.lattice.objectives` derives its model objectives (issue 27 item 21).
 
 Adding a model is adding one class with these declarations and ``value`` (and, where
 the threshold comparison is not ``value >= threshold`` / ``value <= threshold``,
 ``satisfied``), in sdceval or in a user's own module (issue 18).  Every method that
 enforces models takes them as one ``models`` list (`sdceval.privacy.model_list`), so
-Mondrian, bucketization, full-domain generalization and the lattice search enforce it;
+Mondrian, bucketization, full-domain generalization and the lattice search enforce it
+(and the lattice search optimizes its objective);
 bisection and the trade-off tune its threshold (the first `Param`, its ``protection``,
 bounds and ``grid``); `sdceval.measures.privacy_checks` generates its check (named
 ``check_name``).  Conventions the contract suite (tests/test_registry_contract.py)
@@ -57,6 +62,7 @@ monotonicity flag and ``min_class_size`` it declares holds.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -97,6 +103,28 @@ def class_counts(classes: np.ndarray, codes: np.ndarray, n_values: int,
     flat = np.bincount(inverse * n_values + np.asarray(codes),
                        minlength=n_classes * n_values)
     return flat.reshape(n_classes, n_values), inverse
+
+
+@dataclass(frozen=True)
+class ModelObjective:
+    """A lattice objective a privacy model yields (`PrivacyModel.lattice_objectives`).
+
+    Per lattice node, the level of the least safe *kept* class: the minimum of the
+    model's per-class `PrivacyModel.value` over the node's kept classes when larger is
+    safer (goal ``max``), else the maximum (goal ``min``); with every class suppressed,
+    the value of the whole table as one class (the ``*`` rows).  ``params`` fixes the
+    model's other parameters (ℓ's ``variant``, t's ``distance``); the threshold does not
+    matter (a model's value does not depend on it).  `sdceval.lattice.objectives`
+    derives one objective from each, so a model registered later — a user's — is an
+    objective of the lattice search with no other registration.
+    """
+
+    name: str
+    params: dict = field(default_factory=dict)
+    description: str = ""
+    label: str = ""
+    #: whole numbers (a count: class sizes, distinct values), reported as integers
+    integer: bool = False
 
 
 class PrivacyModel:
@@ -154,6 +182,35 @@ class PrivacyModel:
                 "monotone_generalization": cls.monotone_generalization,
                 "monotone_suppression": cls.monotone_suppression,
                 "example": dict(cls.example)}
+
+    @classmethod
+    def placeholder_threshold(cls) -> dict:
+        """``{threshold parameter: value}`` for a model built only to read its per-class
+        `value` (a check, a lattice objective): the example's, else the lower bound,
+        else 1 (a model's value does not depend on its threshold; the contract suite
+        checks it)."""
+        p = cls.params[0]
+        return {p.name: cls.example.get(p.name, p.low if p.low is not None else 1)}
+
+    @classmethod
+    def lattice_objectives(cls) -> tuple[ModelObjective, ...]:
+        """The lattice objectives the model yields (`ModelObjective`).  Default: one,
+        named like the model, its other parameters at their defaults (a required one at
+        ``check_defaults``, else at ``example``); a model with variants overrides it
+        (ℓ-diversity: one objective per variant)."""
+        fixed = {}
+        for p in cls.params[1:]:
+            value = p.default if p.default is not None else cls.check_defaults.get(
+                p.name, cls.example.get(p.name))
+            if value is not None:
+                fixed[p.name] = value
+        worst = "smallest" if cls.larger_is_safer else "largest"
+        given = "".join(f", {p.name}={fixed[p.name]}" for p in cls.params[1:]
+                        if p.default is None and p.name in fixed)
+        return (ModelObjective(
+            cls.name, fixed, label=cls.title or cls.name,
+            description=f"{cls.title or cls.name}: the {worst} {cls.parameter} over kept "
+                        f"classes{given}"),)
 
     @classmethod
     def default_grid(cls) -> tuple:

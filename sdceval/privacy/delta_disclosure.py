@@ -5,7 +5,7 @@ import numpy as np
 
 from sdceval.core.divergence import normalize
 from sdceval.core.registry import Param
-from sdceval.privacy.base import PrivacyModel, register_model
+from sdceval.privacy.base import ModelObjective, PrivacyModel, register_model
 
 
 @register_model
@@ -40,6 +40,11 @@ class DeltaDisclosure(PrivacyModel):
     monotone_suppression = False
     example = {"delta": 1.5}
     check_name = "delta_disclosure"
+
+    @classmethod
+    def lattice_objectives(cls):
+        return (ModelObjective("delta", label="δ", description="δ-disclosure: max over "
+                               "kept classes of max_s |ln(p/q)|"),)
 
     def __init__(self, delta: float):
         self.delta = self.check_param("delta", delta)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdceval.core.registry import Param
-from sdceval.privacy.base import PrivacyModel, register_model
+from sdceval.privacy.base import ModelObjective, PrivacyModel, register_model
 
 
 @register_model
@@ -31,6 +31,11 @@ class KAnonymity(PrivacyModel):
     monotone_suppression = True
     example = {"k": 10}
     check_name = "k_anonymity"
+
+    @classmethod
+    def lattice_objectives(cls):
+        return (ModelObjective("k", description="smallest kept class (Dewri's rule: j + 1)",
+                               integer=True),)
 
     def __init__(self, k: int):
         self.k = self.check_param("k", k)

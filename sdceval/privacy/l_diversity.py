@@ -16,7 +16,7 @@ import numpy as np
 
 from sdceval.core.divergence import normalize
 from sdceval.core.registry import Param
-from sdceval.privacy.base import _RTOL, PrivacyModel, register_model
+from sdceval.privacy.base import _RTOL, ModelObjective, PrivacyModel, register_model
 
 L_VARIANTS = ("probabilistic", "distinct", "entropy")
 
@@ -61,6 +61,17 @@ class LDiversity(PrivacyModel):
     monotone_suppression = False
     example = {"l": 4}
     check_name = "l_diversity"
+
+    @classmethod
+    def lattice_objectives(cls):
+        """One objective per variant: ``l_distinct``, ``l_probabilistic``, ``l_entropy``."""
+        what = {"distinct": "distinct sensitive values",
+                "probabilistic": "|E| / count of the most frequent sensitive value",
+                "entropy": "exp(entropy of the sensitive values)"}
+        return tuple(ModelObjective(
+            f"l_{v}", {"variant": v}, label=f"ℓ ({v})", integer=v == "distinct",
+            description=f"ℓ-diversity ({v}): min over kept classes of {what[v]}")
+            for v in ("distinct", "probabilistic", "entropy"))
 
     def __init__(self, l: float, variant: str = "probabilistic"):  # noqa: E741
         self.variant = self.check_param("variant", variant)

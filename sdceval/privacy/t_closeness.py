@@ -7,7 +7,7 @@ from sdceval.core.divergence import js_divergence, normalize
 from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.registry import Param
-from sdceval.privacy.base import PrivacyModel, register_model
+from sdceval.privacy.base import ModelObjective, PrivacyModel, register_model
 
 DISTANCES = ("emd", "js")
 GROUNDS = ("auto", "equal", "ordered", "hierarchical")
@@ -62,6 +62,16 @@ class TCloseness(PrivacyModel):
     monotone_suppression = False
     example = {"t": 0.15}
     check_name = "t_closeness"
+
+    @classmethod
+    def lattice_objectives(cls):
+        """``t`` (EMD, ground distance "auto") and ``t_js`` (Jensen–Shannon)."""
+        return (ModelObjective("t", {"distance": "emd"}, label="t (EMD)",
+                               description="t-closeness: max over kept classes of "
+                                           "EMD(class, table) (ground distance 'auto')"),
+                ModelObjective("t_js", {"distance": "js"}, label="t (Jensen–Shannon)",
+                               description="t-closeness: max over kept classes of the "
+                                           "Jensen–Shannon divergence (natural log)"))
 
     def __init__(self, t: float, distance: str = "emd", ground: str = "auto",
                  hierarchy: Hierarchy | None = None):

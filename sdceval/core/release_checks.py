@@ -1,0 +1,199 @@
+"""Does a published table fit the records it claims to protect? (issue 19 item 6,
+issue 22 item 2, issue 27 item 1)
+
+A release read without its key must be in record order (`check_record_order`: each row
+scored against its record by the evidence a release offers, `_evidence`, against random
+permutations), and every published cell must contain its record's value (`check_cells`),
+keyed or not: a release that does not fit its records would be measured against the
+wrong records and its risk understated.  Used by `sdceval.core.release_io` for files and
+DataFrames alike; the key itself is `sdceval.core.release_order`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sdceval.core.errors import SdcevalError
+from sdceval.core.release import BUCKET_COLUMN
+
+#: random permutations of the null distribution, and how many of their standard
+#: deviations the release in file order must beat them by to count as record order
+_NULL_DRAWS, _Z = 40, 6.0
+#: above -3 standard deviations the error says "no better than at random"
+_Z_SHUFFLED = 3.0
+
+
+def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
+                       key_path=None, fix: str | None = None) -> None:
+    """Refuse a release read without a key unless it is in record order.
+
+    Each published row ``i`` is scored against record ``i``: one per generalized QI cell
+    (``cells``: ``{qi: (lo, hi, ...)}`` of the published labels) not containing the
+    record's value, one per exact column (the sensitive value of a release that does
+    not permute it, a passed-through text column) that differs, plus the distance of
+    the masked / passed-through numbers (standardized by the original's deviation).  In
+    record order, a truthful release (generalized, bucketized, QIs passed through) has
+    no mismatch; otherwise the mean score must lie at least 6 standard deviations below
+    that of the rows matched to records at random (40 draws).  A shuffled file (z about
+    0) fails, naming the key file and ``--no-key``: a release in record order whose
+    rows match their records too weakly to tell (a few records, or much noise) fails
+    too, and is read with ``key=False``; a file whose rows cannot be told apart at all
+    passes.  ``fix``: what the error tells the user to do (default: put the key file
+    ``key_path`` beside the release, or ``--no-key``); ``release_path``: the file, or
+    how the release was given (a DataFrame).
+    """
+    n = len(frame)
+    exact, numeric = _evidence(dataset, frame, cells)
+    if not exact and numeric is None:
+        return  # nothing published that can be compared with the records
+
+    def score(order) -> tuple[float, float]:
+        """(exact mismatches, numeric distance), means over the rows."""
+        s = np.zeros(n)
+        for kind, a, b, c in exact:
+            if kind == "cell":  # a = lo, b = hi, c = record codes
+                s += ~((a <= c[order]) & (c[order] <= b))
+            else:  # a = published codes, c = record codes
+                s += a != c[order]
+        d = 0.0
+        if numeric is not None:
+            rel, orig = numeric
+            d = float(np.sqrt(((rel - orig[order]) ** 2).mean(axis=1)).mean())
+        return float(s.mean()), d
+
+    rng = np.random.default_rng(0)
+    aligned = score(np.arange(n))
+    null = np.array([score(rng.permutation(n)) for _ in range(_NULL_DRAWS)])
+    if exact and aligned[0] == 0 and null[:, 0].max() > 0:
+        return  # every published value agrees with its record; at random they do not
+    total = null.sum(axis=1)
+    mu, tau = total.mean(), total.std(ddof=1)
+    z = (sum(aligned) - mu) / tau if tau > 0 else 0.0
+    if tau == 0 or z <= -_Z:
+        return
+    how = ("no better than rows matched at random" if z > -_Z_SHUFFLED else
+           f"only a little better than rows matched at random (z = {z:.1f}: few records, "
+           "or much noise)")
+    if fix is None:
+        fix = (f"its key file {str(key_path)!r} is missing: 'sdceval anonymize' writes "
+               "the rows shuffled, with that key beside them; put the key file there or "
+               "give it with --key FILE (key=FILE in Python).  A release known to be in "
+               "record order (written with --keep-order) is read with --no-key (key=False)")
+    raise SdcevalError(
+        f"release {str(release_path)!r} is not in record order as far as sdceval can tell "
+        f"(its rows match their records {how}) and {fix}")
+
+
+def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
+                file_row: np.ndarray | None = None, in_file: bool = True) -> None:
+    """Refuse a release (in record order) with a published cell its record does not fit
+    (issue 22 item 2): every generalized QI cell must contain the record's value, the
+    sensitive value of a release that does not permute it and every passed-through
+    column must equal the record's, and a bucketized release's sensitive values must be
+    those of its bucket's records (permuted within the bucket).  A shuffled file, an
+    edited label or another data set's file of the same shape is therefore refused,
+    naming the first bad row (``file_row``: the file's row of each record; ``in_file``
+    False: a DataFrame's row, by position) and column.
+    Masked numbers (a perturbative release) are not cells to check."""
+    schema = dataset.schema
+    where = (lambda i: int(file_row[i]) if file_row is not None else int(i))
+    bad_cells = []  # (record, column, what)
+    for q, (lo, hi, *_) in cells.items():
+        codes = dataset.codes(q)
+        bad = np.flatnonzero(~((lo <= codes) & (codes <= hi)))
+        if len(bad):
+            i = bad[0]
+            bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} does not contain "
+                                    f"the record's value {dataset.frame[q].iloc[i]!r}"))
+    sens = schema.sensitive
+    if sens is not None and sens in frame.columns:
+        pub = dataset.hierarchy(sens).encode(frame[sens], column=sens)
+        orig = dataset.codes(sens)
+        if is_bucketized(dataset, frame):
+            bucket = pd.factorize(frame[BUCKET_COLUMN])[0]
+            a = np.lexsort((pub, bucket))
+            b = np.lexsort((orig, bucket))
+            diff = np.flatnonzero(pub[a] != orig[b])
+            if len(diff):
+                i = int(a[diff[0]])
+                bad_cells.append((i, sens, f"bucket {frame[BUCKET_COLUMN].iloc[i]!r} publishes "
+                                           "sensitive values that are not those of its "
+                                           "records"))
+        else:
+            bad = np.flatnonzero(pub != orig)
+            if len(bad):
+                i = bad[0]
+                bad_cells.append((i, sens, f"the published {frame[sens].iloc[i]!r} is not the "
+                                           f"record's value {dataset.frame[sens].iloc[i]!r}"))
+    for c in schema.passthrough:
+        if c not in frame.columns or c not in dataset.frame.columns:
+            continue
+        orig = dataset.frame[c]
+        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
+            p = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
+            o = orig.to_numpy(float)
+            same = np.isclose(p, o, rtol=1e-12, atol=0) | (np.isnan(p) & np.isnan(o))
+        else:
+            same = frame[c].astype(str).to_numpy() == orig.astype(str).to_numpy()
+        bad = np.flatnonzero(~same)
+        if len(bad):
+            i = bad[0]
+            bad_cells.append((i, c, f"the published {frame[c].iloc[i]!r} is not the "
+                                    f"record's value {orig.iloc[i]!r} (a passed-through "
+                                    "column is published unchanged)"))
+    if not bad_cells:
+        return
+    i, column, what = min(bad_cells, key=lambda t: (where(t[0]), t[1]))
+    row = where(i)
+    at = (f"row {row + 1} of the file (line {row + 2})" if in_file else
+          f"row {row} (by position)")
+    raise SdcevalError(
+        f"release {str(release_path)!r} does not fit data set {dataset.name!r}: "
+        f"{at}, column {column!r}: {what}.  Every "
+        "published cell must fit its record: this file was edited, belongs to another "
+        "data set, or its rows are not in the order of its key")
+
+
+def is_bucketized(dataset, frame: pd.DataFrame) -> bool:
+    """Whether a published table is a bucketized release: it has a ``bucket`` column
+    that is not a column of the data set.  A data-set column of that name (kept with
+    ``--keep bucket``, role passthrough) is the user's data, never structure: a
+    user-controlled column name must not decide how a release is measured."""
+    return BUCKET_COLUMN in frame.columns and BUCKET_COLUMN not in dataset.frame.columns
+
+
+def _evidence(dataset, frame: pd.DataFrame, cells: dict):
+    """What a published row can be compared with its record by: exact items
+    ``("cell", lo, hi, record codes)`` / ``("equal", published codes, None, record
+    codes)``, and the numbers ``(published, original)`` standardized, or None."""
+    schema = dataset.schema
+    exact = [("cell", lo, hi, dataset.codes(q)) for q, (lo, hi, *_) in cells.items()]
+    sens = schema.sensitive
+    if sens is not None and sens in frame.columns and not is_bucketized(dataset, frame):
+        try:  # a generalized release publishes it unchanged; bucketization permutes it
+            code = dataset.hierarchy(sens).encode(frame[sens], column=sens)
+            exact.append(("equal", code, None, dataset.codes(sens)))
+        except SdcevalError:
+            pass
+    cols = []
+    for c in schema.numeric + schema.passthrough:
+        if c not in frame.columns or c not in dataset.frame.columns:
+            continue
+        orig = dataset.frame[c]
+        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
+            pub = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
+            o = orig.to_numpy(float)
+            sd = np.nanstd(o)
+            if np.isfinite(pub).all() and np.isfinite(o).all() and sd > 0:
+                cols.append(((pub - o.mean()) / sd, (o - o.mean()) / sd))
+        elif c in schema.passthrough:
+            both = pd.concat([frame[c].astype(str), orig.astype(str)], ignore_index=True)
+            codes = pd.factorize(both)[0]
+            exact.append(("equal", codes[:len(frame)], None, codes[len(frame):]))
+    numeric = None
+    if cols:
+        numeric = (np.column_stack([p for p, _ in cols]), np.column_stack([o for _, o in cols]))
+    return exact, numeric
+
+
+__all__ = ["BUCKET_COLUMN", "check_cells", "check_record_order", "is_bucketized"]
