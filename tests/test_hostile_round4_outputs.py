@@ -114,6 +114,31 @@ def test_plugin_that_exits_from_the_environment_in_a_subprocess(tmp_path):
     assert len(lines) == 1 and str(plugin) in lines[0] and "exit" in lines[0], r.stderr
 
 
+def test_plugin_measure_that_exits_while_running_is_one_line(tmp_path):
+    """A plugin's measure calling sys.exit(0) mid-command must not end sdceval silently
+    with success and unfinished results."""
+    plugin = tmp_path / "exits_later.py"
+    plugin.write_text(
+        "import sys\n"
+        "from sdceval.core.registry import register_measure\n"
+        "@register_measure('exits_later', category='utility', direction='lower_is_better',"
+        " kinds=('perturbative', 'external'), description='exits')\n"
+        "def exits_later(dataset, release):\n"
+        "    sys.exit(0)\n")
+    from sdceval.cli import main
+    release = tmp_path / "rel.csv"
+    assert main(["-q", "anonymize", "--data", "census", "--method", "mdav", "--param", "k=5",
+                 "--out", str(release)]) == 0
+    env = {**os.environ, "SDCEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    r = subprocess.run([sys.executable, "-m", "sdceval.cli", "--plugin", str(plugin),
+                        "evaluate", "--data", "census", "--release", str(release),
+                        "--measures", "exits_later"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert "sys.exit(0)" in lines[-1] and "Traceback" not in r.stderr, r.stderr
+
+
 def test_load_plugins_catches_system_exit_but_not_ctrl_c(tmp_path):
     from sdceval.catalog import load_plugins
     plugin = tmp_path / "ctrl_c.py"

@@ -297,3 +297,19 @@ def test_partitioned_evaluation_sees_a_key_of_the_old_naming(tmp_path, small):
     key.rename(legacy_key_path_for(out))
     with pytest.raises(SdcevalError, match="private key beside it.*g.private-key.csv"):
         evaluate_partitioned(tmp_path / "d.csv", out, "k_anonymity", schema=small.schema)
+
+
+def test_dataframe_release_column_names_are_read_as_the_data_sets(census, noise):
+    """Integer column names are text, as in the data set (``pd.DataFrame(array)``);
+    duplicated names are refused in one line, never a TypeError."""
+    rel, _, key, frame = noise
+    numbered = sdceval.as_dataset(census.frame.set_axis(range(census.frame.shape[1]),
+                                                        axis=1),
+                                  numeric=list(range(census.frame.shape[1])), name="n")
+    published = frame.set_axis([int(census.frame.columns.get_loc(c)) for c in frame.columns],
+                               axis=1)
+    records = pd.read_csv(key, comment="#")["record"]  # the file is another data set's
+    assert reid(numbered, published, key=records) == pytest.approx(reid(census, rel))
+    twice = pd.concat([frame, frame.iloc[:, :1]], axis=1)
+    with pytest.raises(SdcevalError, match="duplicated column name"):
+        reid(census, twice, key=key)

@@ -6,8 +6,7 @@
   the ``[[comparison]]`` job (hence ``sdceval compare``) both call it.
 * A keyword `sdceval.compare` does not take is an `SdcevalError` naming it, with the
   closest keyword suggested (never a raw ``TypeError``).
-* No import cycle among sdceval's modules, and every module is at most `MAX_LINES`
-  lines long or says in its docstring's first lines why it is longer.
+* (No import cycle, and no module too long without a reason: tests/test_architecture.py.)
 * ``sdceval list methods`` loads neither pandas nor the scientific libraries, nor the
   measures or the experiments; ``sdceval lattice search`` does not load pydantic (the
   experiment files' schema).  Checked on ``sys.modules`` in a fresh process, never by a
@@ -18,25 +17,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import sdceval
-from sdceval import Dataset, Schema, SdcevalError
+from sdceval import SdcevalError
 from sdceval.compare import ranking
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from tests.test_compare_outputs import small  # noqa: E402,F401  (300 records, 3 numeric)
 
-@pytest.fixture(scope="module")
-def small():
-    """300 records, three correlated numeric columns (seeded)."""
-    rng = np.random.default_rng(12345)
-    a = rng.normal(50, 10, 300)
-    frame = pd.DataFrame({"a": a, "b": 2 * a + rng.normal(0, 5, 300),
-                          "c": rng.gamma(2.0, 3.0, 300)})
-    return Dataset(frame, Schema.from_roles(frame, numeric=["a", "b", "c"]), name="small")
 
 
 OPTIONS = dict(methods=["mdav", "noise"], target="mdav:k=3", utilities="emd:n_clusters=5",
@@ -97,41 +88,6 @@ def test_an_unknown_keyword_of_compare_is_named_with_the_right_one(small):
     assert "\n" not in msg
     with pytest.raises(SdcevalError, match="'max_evaluation'.*'max_evaluations'"):
         ranking.compare(small, ["mdav"], max_evaluation=3)
-
-
-# -- item 22: no import cycle, no module longer than MAX_LINES without a reason --------
-MAX_LINES = 600
-#: the phrase a longer module's docstring opens its reason with
-LONG_BECAUSE = "Long because"
-
-
-def _cycles():
-    grimp = pytest.importorskip("grimp")
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_architecture import _cycles as strongly_connected
-    return strongly_connected(grimp.build_graph("sdceval"))
-
-
-def test_no_import_cycle_among_sdcevals_modules():
-    """Every module, the package root and each package's ``__init__`` included: a
-    package that imports its own children and is imported back by one of them is a
-    cycle too (``sdceval.cli.common`` reading commands from ``sdceval.cli``)."""
-    cycles = _cycles()
-    assert not cycles, f"import cycles: {cycles}"
-
-
-def test_every_module_is_short_or_says_why():
-    long = []
-    for path in sorted((ROOT / "sdceval").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        lines = text.count("\n") + (not text.endswith("\n"))
-        if lines <= MAX_LINES:
-            continue
-        head = "\n".join(text.splitlines()[:12])
-        if LONG_BECAUSE not in head:
-            long.append(f"{path.relative_to(ROOT)} ({lines} lines)")
-    assert not long, (f"modules over {MAX_LINES} lines whose docstring does not say "
-                      f"why ({LONG_BECAUSE!r} in its first lines): {long}")
 
 
 # -- item 23: commands import only what they need --------------------------------------

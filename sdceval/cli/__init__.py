@@ -147,6 +147,10 @@ def _main(argv=None) -> int:
             code, error = EXIT_SIGTERM, "terminated (SIGTERM)"
         except KeyboardInterrupt:
             code, error = EXIT_SIGINT, "interrupted"
+        except SystemExit as exc:  # sdceval never exits from a command: a plugin's code did
+            code, error = EXIT_ERROR, (
+                f"the command was ended by code calling sys.exit({exc.code!r}) (a plugin's "
+                "method or measure?): results were not finished; remove the sys.exit call")
         except BrokenPipeError:  # piped into e.g. `head`: files are already written
             processes.silence_stdout()
             code = EXIT_SIGPIPE

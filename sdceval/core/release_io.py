@@ -38,6 +38,7 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.loaders import load_table
 from sdceval.core.release import Release
+from sdceval.core.schema import column_names
 from sdceval.core.release_checks import (BUCKET_COLUMN, check_cells, check_record_order,
                                          is_bucketized)
 from sdceval.core.release_order import (key_beside, key_path_for, key_permutation, read_key,
@@ -178,6 +179,7 @@ def release_of(dataset, release, key=None) -> Release:
                            f"of a release file or a DataFrame of released records, got "
                            f"{type(release).__name__}")
     frame = release.copy(deep=True)  # the caller's frame stays theirs
+    frame.columns = column_names(frame)  # as the data set's: text, one column per name
     if key is False:
         return _in_record_order(dataset, frame, None, check_order=False, name="DataFrame",
                                 release_path="DataFrame", in_file=False)

@@ -12,7 +12,8 @@ A result is written as JSON with a tag for each value JSON does not hold itself:
     NumPy array                           {"$ndarray": "<base64 of np.save>"}  (never an
                                           object array: those are a list of values)
     pandas DataFrame / Series / Index     column by column: NumPy columns as .npy, other
-                                          columns as their values and dtype name
+                                          columns as their values and dtype name; a
+                                          frame's ``attrs`` as a value of its own
     dataclass                             {"$dataclass": ["module:Class", {field: value}]}
 
 Decoding builds nothing but these: ``np.load(..., allow_pickle=False)``, pandas
@@ -335,8 +336,11 @@ def _dec_series(payload):
 
 @codec("$frame", pd.DataFrame)
 def _enc_frame(value):
-    return {"columns": to_tree(value.columns), "index": to_tree(value.index),
-            "data": [_column(value.iloc[:, i]) for i in range(value.shape[1])]}
+    out = {"columns": to_tree(value.columns), "index": to_tree(value.index),
+           "data": [_column(value.iloc[:, i]) for i in range(value.shape[1])]}
+    if value.attrs:  # metadata readers rely on (property vectors: each one's direction)
+        out["attrs"] = to_tree(dict(value.attrs))
+    return out
 
 
 @_enc_frame.decoder
@@ -350,6 +354,10 @@ def _dec_frame(payload):
     frame = pd.DataFrame({i: pd.Series(d, index=index, copy=False)
                           for i, d in enumerate(data)}, index=index)
     frame.columns = columns
+    attrs = from_tree(payload.get("attrs", {}))
+    if type(attrs) is not dict:
+        raise DamagedResult("a table's attributes are not a mapping")
+    frame.attrs = attrs
     return frame
 
 
