@@ -235,10 +235,6 @@ def load_old(module: str, rev: str):
 def child(measure: str, impl: str, n: int, rev: str, release: str) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     import importlib
-    import resource
-    import threading
-
-    import psutil
 
     from sdceval.core import threads
     from sdceval.core.registry import MEASURES as REGISTRY
@@ -254,6 +250,21 @@ def child(measure: str, impl: str, n: int, rev: str, release: str) -> None:
         def func(dataset, rel):
             return spec.evaluate(dataset, rel)
 
+    m, wall, cpu, before, peak = sampled_call(func, ds, rel)
+    print(json.dumps({"wall": wall, "cpu": cpu, "before": before, "peak": peak,
+                      "data": size, "value": m.value, "budget": threads.budget()}))
+
+
+def sampled_call(func, *args):
+    """``func(*args)`` under the thread budget (as the registry runs a measure), its
+    resident memory sampled every 10 ms (and the kernel's high-water mark, which catches
+    a peak shorter than that): ``(result, wall s, cpu s, rss before, peak rss)``."""
+    import resource
+    import threading
+
+    import psutil
+
+    from sdceval.core import threads
     proc = psutil.Process()
     before = proc.memory_info().rss
     maxrss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -269,8 +280,8 @@ def child(measure: str, impl: str, n: int, rev: str, release: str) -> None:
     watcher.start()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    with threads.limited():                 # as the registry runs a measure
-        m = func(ds, rel)
+    with threads.limited():
+        result = func(*args)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     done.set()
@@ -279,8 +290,7 @@ def child(measure: str, impl: str, n: int, rev: str, release: str) -> None:
     if maxrss > maxrss_before:
         peak[0] = max(peak[0], maxrss)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    print(json.dumps({"wall": wall, "cpu": cpu, "before": before, "peak": peak[0],
-                      "data": size, "value": m.value, "budget": threads.budget()}))
+    return result, wall, cpu, before, peak[0]
 
 
 def measure_once(measure: str, impl: str, n: int, rev: str, release: str,

@@ -75,7 +75,9 @@ def test_compare_writes_ranking_results_and_plot(tmp_path, capsys):
     assert (out_dir / "risk_curves.png").stat().st_size > 10_000
     # people read display names and one answer line; the report is said last
     assert "MDAV microaggregation" in out and "rank_swap" not in out
-    assert out.startswith("At the record-linkage distance of MDAV microaggregation k = 5")
+    # the README's first command matches on the share of records re-identified (issue 28)
+    assert out.startswith("At the re-identification rate of MDAV microaggregation k = 5")
+    assert "linkage_risk" in results["risk_readings"]["noise"]
     assert out.rstrip().endswith(f"report: {out_dir / 'report.html'}")
     assert max(len(line) for line in out.splitlines()) <= 100
     assert (out_dir / "report.html").is_file()

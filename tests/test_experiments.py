@@ -101,7 +101,8 @@ def test_outputs_keep_registered_types_and_full_precision(tmp_path):
 def test_comparison_report_shows_risk_readings_and_fitted_notes(tmp_path):
     text = ('[experiment]\nname = "t"\n'
             '[[comparison]]\ndata = "census"\nmethods = ["mdav", "rank_swap"]\n'
-            'utilities = ["propensity"]\nrisks = ["linkage_risk:aggregate=mean"]\n')
+            'utilities = ["propensity"]\nrisks = ["linkage_risk:aggregate=mean"]\n'
+            'risk = "linkage_risk"\n')   # compare's default is reidentification (issue 28)
     run_experiment(_write(tmp_path, text), out=tmp_path)
     ranking = (tmp_path / "comparison0_census_ranking.csv").read_text().splitlines()
     for col in ("reidentification_rate", "linkage_risk(scale=fitted_per_attribute)",

@@ -213,7 +213,7 @@ def test_sigint_during_parallel_nearest_neighbour_query(start, tmp_path, high_di
 
 def test_sigterm_during_compare(start, tmp_path):
     c = start("compare", "--data", "eia", "--out", tmp_path / "cmp")
-    c.wait_for("target linkage_risk")  # the bisections have begun
+    c.wait_for("target reidentification")  # the bisections have begun
     rc = c.stop(signal.SIGTERM)
     assert_clean_exit(c, rc, 143, tmp_path)
     assert not (tmp_path / "cmp").exists()

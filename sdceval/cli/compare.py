@@ -27,8 +27,9 @@ def add_parser(sub):
                         "and Anatomy with quasi-identifiers and a sensitive attribute)")
     s.add_argument("--risk-measure",
                    help="risk measure, parameters after a colon (e.g. "
-                        "linkage_risk:aggregate=mean) (default: reidentification when the "
-                        "data set has quasi-identifiers, else linkage_risk)")
+                        "linkage_risk:aggregate=mean) (default: reidentification, the "
+                        "share of records re-identified; linkage_risk is then read beside "
+                        "it when every release is numeric)")
     s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
                         "method:param=value whose risk is the target (default: mdav:k=5); "
@@ -38,11 +39,20 @@ def add_parser(sub):
                    help="utility measures (comma-separated, parameters after a colon) "
                         "(default: propensity,emd when every method is perturbative, else "
                         "query_error,ml_utility, which apply to every release)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random methods")
+    s.add_argument("--tolerance",
+                   help="a method is matched, hence ranked, only when its risk is within "
+                        "this share of the target (default 0.05 = ±5 %%), or within its "
+                        "knob's smallest step when that is larger; otherwise it is listed "
+                        "as nearest reachable")
+    s.add_argument("--seed", type=int, default=0,
+                   help="root of the seed tree: the random methods' seeds and every "
+                        "measure's (query workload, ML split, linkage sample), per repeat "
+                        "(docs/across_families.md)")
     s.add_argument("--repeats", type=int, default=1,
                    help="repeat with this many seeds (common random numbers across methods): "
-                        "every risk and utility gets a 95 %% interval, and methods whose "
-                        "intervals overlap are ranked as tied")
+                        "every risk and utility gets a 95 %% interval, and a method ties "
+                        "with the best only when the paired 95 %% t-interval of their "
+                        "per-seed differences contains 0")
     s.add_argument("--out", default="out/compare", help="output folder")
     _add_wide_option(s)
     return s
@@ -75,7 +85,7 @@ def cmd_compare(args) -> int:
     ds = _dataset(args)
     methods = _split(args.methods)
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
-                      target=args.target, utilities=args.utility,
+                      target=args.target, utilities=args.utility, tolerance=args.tolerance,
                       method_params=_model_params(ds, methods, args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,

@@ -23,9 +23,20 @@ Decisions (SPEC §5):
   here, so these steps change nothing when the first bracket is found.
 - Integer parameters (MDAV's k) search integers; the result is the evaluated integer
   whose risk is closest to the target.
+- Step-valued knobs (`Param.step`: rank swapping's p acts through the window
+  floor(p·n)) are searched by steps: the curve makes one release per step (a value in
+  a step already evaluated reads its risk, `RiskCurve.key`), and bisection stops as
+  soon as two adjacent steps straddle the target, as it does for integers, instead of
+  halving a flat step until the evaluation budget runs out (40 evaluations on a
+  300-record table before, 10 now).  The search path and the value reported (the
+  first value evaluated in its step) are those of a continuous search.
+- Matched (issue 28 item 3): the point found counts as matched only within a
+  tolerance of the target, never at a knob value that gives no protection
+  (`sdceval.compare.tolerance`).
 - Stochastic methods use a fixed seed for every evaluation (common random numbers), so
   the risk curve is a deterministic function of α; ``repeats > 1`` averages the risk over
-  seeds ``seed, seed+1, ...``.
+  the repeats of the seed tree rooted at ``seed`` (`sdceval.core.rng`: method seeds
+  ``seed, seed+1, ...``, and the risk measure's own seed moved with them).
 - A target outside the reachable range is reported (``bracketed=False``) rather than
   silently matched, with the range of the risks evaluated, which then covers the
   domain's finite ends, and whether the evaluated curve is monotone in the predicted
@@ -44,14 +55,18 @@ import numpy as np
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Knob, MeasureSpec, MethodSpec, Param
+from sdceval.core.rng import measure_params, method_seed
 from sdceval.catalog import get_measure, get_method
+from sdceval.compare.tolerance import check_tolerance, tolerance_of, unprotected_value
 
 
 @dataclass
 class Step:
     value: float
     risk: float
-    phase: str  # "bracket" | "domain" (an end of the domain) | "refine" | "bisect"
+    # "bracket" | "domain" (an end of the domain) | "refine" | "bisect" | "step" (a
+    # neighbour of the point found, measuring the knob's smallest step)
+    phase: str
 
     def to_dict(self):
         return {"value": self.value, "risk": self.risk, "phase": self.phase}
@@ -81,10 +96,44 @@ class BisectionResult:
 
     #: why the method refused part of its domain on this data set (`RiskCurve.limits`)
     limit_note: str = ""
+    #: the tolerance the risk found is held to (module notes): its size on the risk's
+    #: scale, which rule gave it (``"relative"`` or ``"step"``), the relative share
+    #: asked, and the knob's smallest step at the point found (NaN: not measured)
+    tolerance_size: float = float("nan")
+    tolerance_rule: str = "relative"
+    tolerance: float = 0.05
+    step_risk: float = float("nan")
+    #: the point found gives no protection (`Param.unprotected`) and the target is a
+    #: protective one: not matched, whatever its risk
+    unprotected: bool = False
+    #: within the tolerance and not an unprotected release: the method is ranked
+    matched: bool = True
 
     @property
     def relative_gap(self) -> float:
         return abs(self.risk - self.target) / max(abs(self.target), 1e-300)
+
+    def describe_tolerance(self) -> str:
+        """``"±5 % of the target (±0.00835)"`` or ``"one step of k (±0.0123), larger
+        than ±5 % of the target"``: the tolerance applied, for the output."""
+        rel = f"±{100 * self.tolerance:g} % of the target"
+        if self.tolerance_rule == "step":
+            return (f"one step of {self.parameter} (±{self.tolerance_size:.3g}), larger "
+                    f"than {rel}")
+        return f"{rel} (±{self.tolerance_size:.3g})"
+
+    def nearest_note(self) -> str:
+        """``"nearest reachable: 0.056 (k=5), 66.5 % from the target, outside the
+        tolerance ±5 % of the target (±0.00835)"``: why an unmatched point is not
+        ranked."""
+        if self.unprotected:
+            why = (f"{self.parameter}={self.value:g} gives no protection at all (the data "
+                   "as they are), which never matches a protective target")
+        else:
+            why = (f"{100 * self.relative_gap:.3g} % from the target, outside the "
+                   f"tolerance {self.describe_tolerance()}")
+        return (f"nearest reachable: {self.risk:.4g} ({self.parameter}={self.value:g}), "
+                f"{why}")
 
     def describe_reach(self) -> str:
         """``"reached 0.419..0.541 with k in [2, 300]"``, plus a note when the curve is
@@ -104,6 +153,10 @@ class BisectionResult:
                 "monotone": self.monotone, "domain": self.domain,
                 **({"limit_note": self.limit_note} if self.limit_note else {}),
                 "relative_gap": self.relative_gap, "params": self.params,
+                "matched": self.matched, "tolerance": self.tolerance,
+                "tolerance_size": self.tolerance_size, "tolerance_rule": self.tolerance_rule,
+                "step_risk": None if math.isnan(self.step_risk) else self.step_risk,
+                "unprotected": self.unprotected,
                 "steps": [s.to_dict() for s in self.steps]}
 
 
@@ -131,9 +184,33 @@ class RiskCurve:
         #: (lowest, highest) value the method accepts on this data (None: unlimited)
         self.limits: list = [None, None]
         self.limit_note = ""
+        #: called with ``(value, risk)`` after each new evaluation (progress)
+        self.on_evaluation = None
+        #: step-valued knob: the step (`key`) -> the value evaluated in it
+        self._by_step: dict = {}
 
     def _typed(self, value):
         return int(value) if self.param.type is int else float(value)
+
+    def key(self, value):
+        """``value`` in the parameter's type; for a step-valued knob (`Param.step`) the
+        step that holds it (its lowest value), which names the release it gives."""
+        value = self._typed(value)
+        if self.param.step is None:
+            return value
+        return float(self.param.step_of(value, self.dataset.n, self.fixed)[0])
+
+    def lookup(self, value):
+        """The evaluated value whose release ``value`` gives (itself, or the value
+        evaluated in its step), or None."""
+        if self.param.step is None:
+            value = self._typed(value)
+            return value if value in self.cache else None
+        return self._by_step.get(self.key(value))
+
+    def same(self, u, v) -> bool:
+        """``u`` and ``v`` give one release (inside the limits found so far)."""
+        return self.key(self.clamped(u)) == self.key(self.clamped(v))
 
     def clamped(self, value):
         """``value`` in the parameter's type, moved inside the limits found so far."""
@@ -145,20 +222,33 @@ class RiskCurve:
             return hi
         return value
 
+    def _store(self, value, risk: float) -> None:
+        self.cache[value] = risk
+        if self.param.step is not None:
+            self._by_step[self.key(value)] = value
+        if self.on_evaluation is not None:
+            self.on_evaluation(value, risk)
+
     def _risk(self, value) -> float:
-        seeds = [self.seed + r for r in range(self.repeats)] if self.method.random \
-            else [self.seed]
+        # the repeats of the seed tree (sdceval.core.rng): the method's seed and the
+        # risk measure's own (its linkage sample) at each; one repeat for a
+        # deterministic method
         risks = []
-        for s in seeds:
-            rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value), seed=s)
-            risks.append(self.risk.evaluate(self.dataset, rel, self.risk_params).value)
+        for r in range(self.repeats if self.method.random else 1):
+            rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value),
+                                    seed=method_seed(self.seed, r))
+            risks.append(self.risk.evaluate(self.dataset, rel, measure_params(
+                self.risk, self.risk_params, self.seed, r)).value)
         return float(np.mean(risks))
 
     def __call__(self, value) -> float:
         value = self.clamped(value)
+        known = self.lookup(value) if self.param.step is not None else None
+        if known is not None:
+            return self.cache[known]
         if value not in self.cache:
             try:
-                self.cache[value] = self._risk(value)
+                self._store(value, self._risk(value))
             except SdcevalError as exc:
                 value = self._limit(value, exc)
         return self.cache[value]
@@ -177,7 +267,7 @@ class RiskCurve:
                 if v == bad:
                     continue
                 try:
-                    self.cache[v] = self._risk(v)
+                    self._store(v, self._risk(v))
                 except SdcevalError:
                     continue
                 (below if v < bad else above).append(v)
@@ -195,8 +285,11 @@ class RiskCurve:
                 if abs(bad - good) <= 1e-3 * max(abs(good), abs(bad), 1e-12):
                     break
                 mid = _mid(self.param, good, bad)
+                if self.param.step is not None and self.key(mid) in (self.key(good),
+                                                                     self.key(bad)):
+                    break  # adjacent steps of a step-valued knob
             try:
-                self.cache[mid] = self._risk(mid)
+                self._store(mid, self._risk(mid))
                 good = mid
             except SdcevalError:
                 bad = mid
@@ -301,7 +394,8 @@ def tuning(spec: MethodSpec, fixed_params: dict | None) -> tuple[Knob, dict]:
 def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_risk",
                 risk_params: dict | None = None, fixed_params: dict | None = None,
                 seed: int = 0, repeats: int = 1, rtol: float = 1e-3,
-                max_evaluations: int = 40, curve: RiskCurve | None = None) -> BisectionResult:
+                max_evaluations: int = 40, tolerance: float = 0.05,
+                curve: RiskCurve | None = None) -> BisectionResult:
     """Search the protection parameter of ``method`` for risk ``target``.
 
     Parameters
@@ -320,6 +414,9 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     seed, repeats : common random numbers (see module notes).
     rtol : stop when ``|R - target| <= rtol * |target|``.
     max_evaluations : budget of distinct parameter values evaluated (module notes).
+    tolerance : relative tolerance of a match (`sdceval.compare.tolerance`): the point
+        found is matched when its risk is within ``tolerance * |target|`` of the
+        target, or within the knob's smallest step there if that is larger.
 
     Returns
     -------
@@ -331,6 +428,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     param = knob.param
     if repeats < 1:
         raise SdcevalError(f"repeats must be >= 1, got {repeats}")
+    check_tolerance(tolerance)
     n = dataset.n
     f = curve or RiskCurve(dataset, spec, knob, rspec, risk_params, fixed, seed, repeats)
     steps: list[Step] = []
@@ -346,6 +444,9 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
 
     grid = sorted(param.grid) if param.grid else [param.default, param.default]
     a, b = _clip(param, grid[0], n), _clip(param, grid[-1], n)
+    # a step-valued knob keeps its values here (the path of a continuous search); the
+    # curve makes one release per step and `same` compares steps (`RiskCurve.key`)
+    same = f.same if param.step is not None else (lambda u, v: u == v)
     ends = [e for e in _domain_ends(param, n) if e is not None]
     # the domain's finite ends are evaluated before a target is declared unreachable:
     # keep budget for them
@@ -367,7 +468,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             break
         if (target > max(ra, rb)) == increasing:
             nb = _clip(param, _expand(param, b, +1, g_lo), n)
-            if nb == b:
+            if same(nb, b):
                 break
             a, ra, b = b, rb, nb
             rb = ev(b, "bracket")
@@ -375,7 +476,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             away = away + 1 if abs(rb - target) > abs(ra - target) else 0
         else:
             na = _clip(param, _expand(param, a, -1, g_hi), n)
-            if na == a:
+            if same(na, a):
                 break
             b, rb, a = a, ra, na
             ra = ev(a, "bracket")
@@ -395,7 +496,11 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             if min(abs(ra - target), abs(rb - target)) <= rtol * abs(target):
                 break
             m = _mid(param, a, b)
+            # integers and step-valued knobs: two adjacent steps straddle the target,
+            # the step is found
             if param.type is int and m in (a, b):
+                break
+            if param.step is not None and (same(m, a) or same(m, b)):
                 break
             if param.type is float and abs(b - a) <= 1e-9 * max(abs(a), abs(b), 1e-12):
                 break
@@ -407,16 +512,24 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
             if rm == target:
                 a, ra = m, rm
                 break
-    # report the evaluated point closest to the target
-    best = min(f.cache.items(), key=lambda kv: (abs(kv[1] - target), kv[0]))
-    values = list(f.cache.values())
+    # report the evaluated point closest to the target; never the unprotected value
+    # unless the target is its risk (module notes)
+    unprotected = unprotected_value(param, f, target, rtol)
+    protective = {v: r for v, r in f.cache.items() if v != unprotected} or f.cache
+    best = min(protective.items(), key=lambda kv: (abs(kv[1] - target), kv[0]))
+    size, rule, step_risk = tolerance_of(param, _domain_ends(param, n), f, best, target,
+                                         tolerance, ev)
+    no_protection = unprotected is not None and best[0] == unprotected
     return BisectionResult(
         method=method, parameter=param.name, value=best[0], risk=best[1], target=target,
         evaluations=len(f.cache), bracketed=bracketed,
-        reachable=(float(min(values)), float(max(values))),
+        reachable=(float(min(f.cache.values())), float(max(f.cache.values()))),
         params=knob.set(fixed, best[0]), steps=steps,
         monotone=_is_monotone(list(f.cache.items()), increasing),
-        domain=_domain_text(param, n), limit_note=f.limit_note)
+        domain=_domain_text(param, n), limit_note=f.limit_note,
+        tolerance_size=size, tolerance_rule=rule, tolerance=tolerance,
+        step_risk=step_risk, unprotected=no_protection,
+        matched=abs(best[1] - target) <= size and not no_protection)
 
 
 def _search_both_sides(param: Param, n: int, target: float, ends: list, increasing: bool,
@@ -445,7 +558,7 @@ def _search_both_sides(param: Param, n: int, target: float, ends: list, increasi
         while found is None and not spent():
             nv = _clip(param, _expand(param, v, outward, anchor), n)
             # no progress: the bound, or the method's feasibility limit (RiskCurve)
-            if nv == v or f.clamped(nv) == f.clamped(v):
+            if nv == v or f.same(nv, v):
                 break
             ev(nv, "domain")
             v = nv
@@ -459,7 +572,8 @@ def _search_both_sides(param: Param, n: int, target: float, ends: list, increasi
             break
         sides = sorted(((pts[i - 1][0], pts[i][0]), (pts[i][0], pts[i + 1][0])),
                        key=lambda ab: -_gap(param, *ab))
-        sides = [ab for ab in sides if _splittable(param, *ab)]
+        sides = [ab for ab in sides if _splittable(param, *ab)
+                 and f.lookup(f.clamped(_mid(param, *ab))) is None]
         if not sides:
             break
         ev(_mid(param, *sides[0]), "refine")

@@ -2,11 +2,16 @@
 method's matched release, its utilities and its other risk readings, ranked, and the
 words and tables people read it in.
 
-`Comparison.table` ranks the methods that reached the target (1 = least loss); with
-repeats a rank is 1 + the number of methods whose 95 % interval over the seeds lies
-entirely on the better side (`interval`: a prediction interval, Student's t), so methods
-whose intervals overlap share a rank.  "Equal risk" holds for the one measure matched:
-`Comparison.footnotes` says how far the other risk readings spread at the matched point
+`Comparison.table` ranks the methods that reached the target (1 = least loss) by one
+rank structure (`Comparison.rank_structure`, `rank_utility`), which the answer sentence
+reads too.  Every method sees the same seeds at each repeat (common random numbers), so
+with repeats two methods are compared on their per-repeat *differences*: a method ties
+with the best when the 95 % t-interval of those differences contains 0 (a paired
+t-test, SPEC §5); the rest are grouped by the same rule.  A loss below its noise floor
+(a mean ≤ 0, or repeats reaching 0 with 0 inside the t-interval of the mean) counts as
+0: "no measurable loss", never a gain.  Each figure still carries its own 95 % interval
+(`interval`).  "Equal risk" holds for the one measure matched: `Comparison.footnotes`
+says how far the other risk readings spread at the matched point
 and names every default chosen because it reproduces the paper (`FITTED_CHOICES`).
 
 Parameters are stored with their registered types (MDAV's ``k`` stays an int in the
@@ -22,6 +27,9 @@ import pandas as pd
 
 from sdceval.catalog import get_measure, get_method
 from sdceval.compare.bisection import BisectionResult
+from sdceval.compare.paired import (MAX_REPEATS, NO_TEST, PAIRED_TEST,  # noqa: F401
+                                    PairedTest, UtilityRanks, and_list, interval,
+                                    rank_rule_note, rank_utility, repeats_to_separate)
 from sdceval.core.glossary import (axis_label, display_name, register_term, release_label,
                                    term)
 from sdceval.measures._nearest import sample_phrase
@@ -36,6 +44,10 @@ register_term("risk", "matched risk",
 register_term("bracketed", "reached the target",
               "whether bisection found parameter values on both sides of the target (a "
               "method that did not is left unranked)")
+register_term("matched", "matched",
+              "whether the risk found is within the tolerance of the target (±5 % or the "
+              "knob's smallest step, whichever is larger) with some protection; only "
+              "matched methods are ranked (sdceval.compare.bisection)")
 register_term("evaluations", "evaluations",
               "releases made and measured while searching for the matched point")
 
@@ -118,32 +130,41 @@ class Comparison:
                 for m, got in self.samples.items()}
 
     def ranked(self) -> list[str]:
-        """The methods that reached the target (the ones ranked)."""
-        return [m.method for m in self.matches if m.bracketed]
+        """The methods matched within the tolerance (the ones ranked)."""
+        return [m.method for m in self.matches if m.matched]
+
+    def rank_structure(self) -> dict[str, UtilityRanks]:
+        """utility label -> its `UtilityRanks` over the ranked methods (`rank_utility`):
+        the one structure the table's rank columns, the ties, the notes and the answer
+        sentence all read."""
+        ranked = self.ranked()
+        out = {}
+        for u in self.utilities_shown():
+            values = {m: self.utilities[m].get(u, np.nan) for m in ranked}
+            samples = {m: self.samples.get(m, {}).get(u) for m in ranked}
+            out[u] = rank_utility(u, values, samples,
+                                  self.utility_directions.get(u, True))
+        return out
 
     def ties(self) -> dict[str, list[list[str]]]:
-        """utility -> groups of ranked methods whose intervals overlap (with repeats)."""
-        out: dict[str, list[list[str]]] = {}
-        table = self.table()
-        for u in self.utility_directions:
-            col = f"rank_{u}"
-            groups = [sorted(g.method) for _, g in table.dropna(subset=[col]).groupby(col)
-                      if len(g) > 1]
-            if groups:
-                out[u] = groups
-        return out
+        """utility -> groups of ranked methods that share a rank (`rank_structure`:
+        with repeats, not separated by their paired differences)."""
+        return {u: [sorted(g) for g in s.groups if len(g) > 1]
+                for u, s in self.rank_structure().items()
+                if any(len(g) > 1 for g in s.groups)}
 
     def table(self) -> pd.DataFrame:
         """One row per method: ``method, parameter, value, risk, <risk readings>,
         bracketed, evaluations, <utilities>, rank_<u>``; with repeats, also
-        ``risk_lo, risk_hi`` and ``<u>_lo, <u>_hi``, the 95 % intervals over seeds.
+        ``risk_lo, risk_hi`` and ``<u>_lo, <u>_hi``, each figure's own 95 % interval
+        over seeds (`interval`).
 
         ``value`` keeps the parameter's registered type (object column: k is ``5``,
-        not ``5.0``).  Ranks are 1 = best utility (least loss) among methods that reached
-        the target; a method whose target was not bracketed gets no rank.  With
-        repeats, a method's rank is 1 + the number of methods whose interval lies
-        entirely on the better side of its own: methods whose intervals overlap share a
-        rank (a tie that the noise of the seeds cannot break)."""
+        not ``5.0``).  Ranks are 1 = best utility (least loss) among the methods
+        matched, read from `rank_structure` (a method not matched gets no rank): with
+        repeats, the methods whose paired differences
+        from the best are not separated from 0 share its rank, then the same rule
+        among the rest (`rank_utility`)."""
         readings = list(dict.fromkeys(k for m in self.matches
                                       for k in self.risk_readings.get(m.method, {})))
         with_intervals = self.repeats > 1 and bool(self.samples)
@@ -156,35 +177,35 @@ class Comparison:
                 row["risk_lo"], row["risk_hi"] = ci[m.method]["risk"]
             got = self.risk_readings.get(m.method, {})
             row.update({k: got.get(k, np.nan) for k in readings})
-            row.update({"bracketed": m.bracketed, "evaluations": m.evaluations})
+            row.update({"bracketed": m.bracketed, "matched": m.matched,
+                        "evaluations": m.evaluations})
             for u, v in self.utilities[m.method].items():
                 row[u] = v
                 if with_intervals:
-                    row[f"{u}_lo"], row[f"{u}_hi"] = ci[m.method][u]
+                    row[f"{u}_lo"], row[f"{u}_hi"] = ci[m.method].get(u, (np.nan, np.nan))
             rows.append(row)
         df = pd.DataFrame(rows)
         df["value"] = pd.Series([r["value"] for r in rows], dtype=object, index=df.index)
-        ok = df["bracketed"].to_numpy(bool)
-        for u, larger_worse in self.utility_directions.items():
-            if with_intervals:
-                df[f"rank_{u}"] = _overlap_ranks(df, u, ok, larger_worse)
-                continue
-            vals = df[u].where(ok)
-            df[f"rank_{u}"] = (vals if larger_worse else -vals).rank(method="min").astype("Int64")
+        for u, s in self.rank_structure().items():
+            df[f"rank_{u}"] = pd.array([s.ranks.get(m, pd.NA) for m in df["method"]],
+                                       dtype="Int64")
         return df
 
     def footnotes(self) -> list[str]:
         """Sentences to print under the ranking: methods left unranked and what to try,
-        ties the seeds cannot break, risk readings that differ at "equal" risk, and
+        the test the ranks rest on, ties (with the repeats that would separate them),
+        losses below their noise floor, risk readings that differ at "equal" risk, and
         every fitted default the ranking depends on (`FITTED_CHOICES`)."""
         notes = [unreached_note(m, self.risk_measure, self.target)
-                 for m in self.matches if not m.bracketed]
-        for u, groups in self.ties().items():
-            notes.append(f"Tied on {display_name(u)} (95 % intervals over {self.repeats} "
-                         "seeds overlap): "
-                         + "; ".join(", ".join(map(display_name, g)) for g in groups) + ".")
-        ok = [m for m in self.matches if m.bracketed]
-        for key, name in (("reidentification_rate", "re-identification rate"),):
+                 for m in self.matches if not m.matched]
+        structure = self.rank_structure()
+        if len(self.ranked()) >= 2 and structure:
+            notes.append(rank_rule_note(next(iter(structure.values())).repeats))
+        for s in structure.values():
+            notes += s.notes()
+        ok = [m for m in self.matches if m.matched]
+        # linkage_risk's reading: named apart from the `reidentification` measure
+        for key, name in (("reidentification_rate", "nearest-record re-identification rate"),):
             vals = {m.method: self.risk_readings.get(m.method, {}).get(key) for m in ok}
             vals = {k: v for k, v in vals.items() if v is not None and np.isfinite(v)}
             if len(vals) >= 2:
@@ -208,17 +229,8 @@ class Comparison:
 
     def order(self) -> dict[str, list[list[str]]]:
         """Per utility label, the ranked methods as groups of equal rank, best first
-        (`table`'s ``rank_<u>``: with repeats, methods whose intervals overlap share a
-        group)."""
-        df = self.table()
-        out = {}
-        for u in self.utilities_shown():
-            ranks = df[["method", f"rank_{u}"]].dropna()
-            groups = {}
-            for m, r in zip(ranks["method"], ranks[f"rank_{u}"]):
-                groups.setdefault(int(r), []).append(m)
-            out[u] = [groups[r] for r in sorted(groups)]
-        return out
+        (`rank_structure`, which the table's ``rank_<u>`` reads too)."""
+        return {u: [list(g) for g in s.groups] for u, s in self.rank_structure().items()}
 
     def utilities_shown(self) -> list[str]:
         """The utility labels, in the order asked."""
@@ -243,8 +255,10 @@ class Comparison:
         return f"{where} ({'; '.join(bits)})"
 
     def answer(self) -> str:
-        """The ranking in one sentence (issue 20): which method keeps the most utility at
-        the matched risk, who follows, and where the utility measures disagree."""
+        """The ranking in one sentence (issue 20), read from `order` (the rank structure
+        the table's ranks come from, issue 28): the methods first on every utility
+        measure, tied or not, and who is next; else who is first on each measure.  A
+        property test over random tables checks that it never contradicts the table."""
         at = f"At {self.target_words()}"
         ranked = self.ranked()
         if not ranked:
@@ -252,30 +266,36 @@ class Comparison:
         if len(ranked) == 1:
             return (f"{at}, only {display_name(ranked[0])} reached the target, so nothing "
                     "is ranked against it.")
-        order = self.order()
-        names = lambda g: _and([display_name(m) for m in g])  # noqa: E731
-        bests = {u: tuple(g[0]) for u, g in order.items() if g}
-        firsts = set(bests.values())
-        if len(firsts) == 1:
-            best = next(iter(firsts))
-            u0 = next(iter(order))
-            on = ("" if len(order) == 1 else " on every utility measure ("
-                  + _and([display_name(u) for u in order]) + ")")
-            if len(best) > 1:
-                text = f"{at}, {names(best)} are tied for the most utility{on}"
-            else:
-                text = f"{at}, {names(best)} keeps the most utility{on}"
-            rest = order[u0][1:]
-            if rest and all(order[u][1:2] == rest[:1] for u in order):
-                second = rest[0]
-                text += (f"; {names(second)} {'are tied' if len(second) > 1 else 'is'} "
-                         "second")
+        order = {u: g for u, g in self.order().items() if g}
+        if not order:
+            return f"{at}, no utility measure ranks the methods."
+        names = lambda g: and_list([display_name(m) for m in g])  # noqa: E731
+        firsts = {u: g[0] for u, g in order.items()}
+        shown = [display_name(u) for u in order]
+        on = (f" on {shown[0]}" if len(order) == 1
+              else f" on every utility measure ({and_list(shown)})")
+        common = [m for m in next(iter(firsts.values()))
+                  if all(m in f for f in firsts.values())]
+        if not common:
+            parts = [names(g) + (" (tied)" if len(g) > 1 else "")
+                     + ((" lose least" if len(g) > 1 else " loses least") if i == 0 else "")
+                     + f" on {display_name(u)}" for i, (u, g) in enumerate(firsts.items())]
+            return (f"{at}, no method ranks first on every utility measure: "
+                    f"{', '.join(parts)}.")
+        if all(set(f) == set(common) for f in firsts.values()):
+            verb = "are tied for" if len(common) > 1 else "keeps"
+            text = f"{at}, {names(common)} {verb} the most utility{on}"
+            seconds = [g[1] for g in order.values() if len(g) > 1]
+            if len(seconds) == len(order) and all(set(g) == set(seconds[0])
+                                                  for g in seconds):
+                text += (f"; {names(seconds[0])} "
+                         f"{'are tied' if len(seconds[0]) > 1 else 'is'} next")
             return text + "."
-        parts = [f"{names(best)}{' (tied)' if len(best) > 1 else ''} on {display_name(u)}"
-                 for u, best in bests.items()]
-        return (f"{at}, no method keeps the most utility on every measure: "
-                f"{parts[0].replace(' on ', ' loses least on ', 1)}, "
-                f"{', '.join(parts[1:])}.")
+        others = [f"{names([m for m in f if m not in common])} on {display_name(u)}"
+                  for u, f in firsts.items() if set(f) != set(common)]
+        verb = "rank" if len(common) > 1 else "ranks"
+        return (f"{at}, {names(common)} {verb} first{on}, tied with "
+                + " and with ".join(others) + ".")
 
     def display_table(self) -> pd.DataFrame:
         """The ranking as people read it (report and console): display names, the
@@ -287,13 +307,15 @@ class Comparison:
                                         zip(df["parameter"], df["value"])]})
         with_ci = self.repeats > 1 and "risk_lo" in df
         readings = [c for c in df.columns if c not in (
-            "method", "parameter", "value", "bracketed", "evaluations", "risk_lo", "risk_hi")
+            "method", "parameter", "value", "bracketed", "matched", "evaluations", "risk_lo",
+            "risk_hi")
             and not c.startswith("rank_") and not c.endswith(("_lo", "_hi"))
             and c not in self.utilities_shown()]
         readings.remove("risk")
         readings.insert(0, "risk")
         # what the ranking rests on first (utilities and their ranks, the matched
         # risk), the other risk readings after: a console too narrow drops those
+        structure = self.rank_structure()
         for c in self.utilities_shown() + readings:
             share = _is_share(self.risk_measure if c == "risk" else c)
             if with_ci and f"{c}_lo" in df:
@@ -301,9 +323,15 @@ class Comparison:
                           zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"])]
             else:
                 out[c] = df[c].to_numpy()
-            if c in self.utilities_shown():
+            if c in structure:
+                # a loss below its noise floor reads as none, its figure kept beside
+                floor = set(structure[c].no_measurable_loss)
+                cells = [f"no measurable loss ({_short(v) if not isinstance(v, str) else v})"
+                         if m in floor else v for m, v in zip(df["method"], out[c])]
+                out[c] = pd.Series(cells, dtype=object, index=out.index) if floor \
+                    else out[c]
                 out[f"rank_{c}"] = df[f"rank_{c}"].to_numpy()
-        out["bracketed"] = df["bracketed"].to_numpy()
+        out["matched"] = df["matched"].to_numpy()
         return out
 
     def labels(self) -> dict[str, str]:
@@ -329,6 +357,7 @@ class Comparison:
                 "utilities": self.utilities, "utility_details": self.measure_details,
                 "risk_readings": self.risk_readings,
                 "samples": self.samples,
+                "ranks": {u: r.to_dict() for u, r in self.rank_structure().items()},
                 "risk_curves": {k: [list(p) for p in v] for k, v in self.curves.items()},
                 "ranking": table.astype(object).where(table.notna(), None)
                 .to_dict(orient="records"),
@@ -356,47 +385,20 @@ def _short(v) -> str:
     return str(v)
 
 
-def _and(items: list[str]) -> str:
-    items = list(items)
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _overlap_ranks(df: pd.DataFrame, u: str, ok: np.ndarray, larger_worse: bool):
-    """1 + the number of ranked methods whose interval of ``u`` lies entirely on the
-    better side of this method's (`Comparison.table`); NA for unranked methods."""
-    lo, hi = df[f"{u}_lo"].to_numpy(float), df[f"{u}_hi"].to_numpy(float)
-    if not larger_worse:  # higher is better: negate so that lower is better
-        lo, hi = -hi, -lo
-    same = ~np.isfinite(lo) | ~np.isfinite(hi)  # no interval: the value itself
-    v = df[u].to_numpy(float) * (1 if larger_worse else -1)
-    lo, hi = np.where(same, v, lo), np.where(same, v, hi)
-    ranks = [1 + int(((hi < lo[i]) & ok).sum()) if ok[i] else pd.NA for i in range(len(df))]
-    return pd.array(ranks, dtype="Int64")
-
-
-def interval(samples, level: float = 0.95) -> tuple[float, float]:
-    """The ``level`` interval over seeds of a figure measured at ``n`` seeds: the
-    prediction interval of the value at one more seed, mean ± t · sd · √(1 + 1/n)
-    (Student's t with n − 1 degrees of freedom).  It answers "what would this release
-    give with another seed?", which is what decides whether two methods' order is real
-    or noise (a confidence interval of the mean, ± t · sd / √n, shrinks with n and
-    would call methods different whose releases overlap).  NaN for fewer than two
-    samples; a width of 0 where the figure does not depend on the seed."""
-    x = np.asarray(samples, dtype=np.float64)
-    n = len(x)
-    if n < 2 or not np.isfinite(x).all():
-        return (np.nan, np.nan)
-    from scipy import stats
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) * np.sqrt(1 + 1 / n))
-    return (float(x.mean() - half), float(x.mean() + half))
-
-
 def unreached_note(res: BisectionResult, risk: str, target: float) -> str:
     """Why a method is left unranked and what to try: the range of the risk it reaches
     and, on the side the target lies, a target within it, another risk measure or
-    another parameter (for a method that enforces privacy models: another model)."""
+    another parameter (for a method that enforces privacy models: another model).  A
+    method that reached the target's side but not within the tolerance is listed as
+    "nearest reachable" (`BisectionResult.nearest_note`)."""
+    if res.bracketed or res.unprotected:
+        model = " or privacy model" if res.params.get("models") is not None else ""
+        tries = [f"a finer knob (another parameter{model})", "another risk measure"]
+        if not res.unprotected:
+            wider = min(1.1 * res.relative_gap, 0.99)
+            tries.append(f"a wider tolerance (tolerance={wider:.2g} would accept it)")
+        return (f"{display_name(res.method)} ({res.method}): {res.nearest_note()}; it is "
+                f"left unranked; try {', or '.join(tries)}")
     lo, hi = res.reachable
     side = "below" if target < lo else "above" if target > hi else "inside"
     if lo == hi:
@@ -412,9 +414,11 @@ def unreached_note(res: BisectionResult, risk: str, target: float) -> str:
         tries.append("another privacy model (--model), whose threshold reaches further")
     return (f"{display_name(res.method)} ({res.method}): target {display_name(risk)} "
             f"{target:.4g} not reachable with {res.parameter} "
-            f"in its bounds; {res.describe_reach()} (closest: {res.parameter}="
-            f"{res.value:g}); it is left unranked; try {', or '.join(tries)}")
+            f"in its bounds; {res.describe_reach()} (nearest reachable: {res.risk:.4g} "
+            f"({res.parameter}={res.value:g})); it is left unranked; try "
+            f"{', or '.join(tries)}")
 
 
-__all__ = ["FITTED_CHOICES", "Comparison", "fitted_notes", "interval", "typed_params",
-           "typed_value", "unreached_note"]
+__all__ = ["FITTED_CHOICES", "NO_TEST", "PAIRED_TEST", "Comparison", "PairedTest",
+           "UtilityRanks", "fitted_notes", "interval", "rank_rule_note", "rank_utility",
+           "repeats_to_separate", "typed_params", "typed_value", "unreached_note"]

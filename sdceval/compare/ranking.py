@@ -31,16 +31,19 @@ from typing import Callable
 import numpy as np
 
 from sdceval.catalog import get_measure, get_method
-from sdceval.compare.bisection import BisectionResult, RiskCurve, bisect_risk, tuning
+from sdceval.compare.bisection import (BisectionResult, RiskCurve, bisect_risk,
+                                       check_tolerance, tuning)
 from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F401
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
-                                      comparison_defaults)
+                                      comparison_defaults, default_readings)
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.frames import ROLE_KEYWORDS, as_dataset, split_roles
 from sdceval.core.loaders import open_ref
+from sdceval.core.progress import RunProgress, active, reporting
 from sdceval.core.registry import parse_assignments
+from sdceval.core.rng import measure_params, method_seed
 
 def parse_reference(text: str) -> tuple[str, dict]:
     """``"mdav:k=5"`` -> ``("mdav", {"k": "5"})``."""
@@ -126,6 +129,11 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     knob, fixed = tuning(spec, fixed_params)
     param = knob.param
     curve = RiskCurve(dataset, spec, knob, risk_spec, risk_params, fixed, seed, repeats)
+    # progress per evaluation, to the run being reported (`sdceval.core.progress`)
+    run = active()
+    run.candidate(method)
+    curve.on_evaluation = lambda v, r: run.evaluation(
+        f"{param.name}={v:g} -> {risk} {r:.4g} (target {target_value:.4g})")
     if curves:
         hi = param.bounds(dataset.n)[1]
         for v in param.grid:
@@ -140,21 +148,23 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     risk_samples: list[float] = []
     rel = None
     for r in range(repeats):
-        # common random numbers: repeat r uses seed + r for every method, and for every
-        # measure with a seed of its own (a query workload, a k-means, a data split);
-        # a deterministic method's release is the same at every repeat
+        # common random numbers from the seed tree (sdceval.core.rng): repeat r draws
+        # every method's release and seeds every measure's query workload, k-means, data
+        # split or linkage sample from (seed, r), the same for every method; a
+        # deterministic method's release is the same at every repeat
         if rel is None or spec.random:
-            rel = spec.apply(dataset, res.params, seed=seed + r)
+            rel = spec.apply(dataset, res.params, seed=method_seed(seed, r))
         for label, (name, up) in utilities.items():
-            m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, r))
+            m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, seed, r))
             vals[label].append(m.value)
             det[label] = m.to_dict()
-        matched = risk_spec.evaluate(dataset, rel, _reseeded(risk, risk_params, r))
+        matched = risk_spec.evaluate(dataset, rel, _reseeded(risk, risk_params, seed, r))
         risk_samples.append(float(matched.value))
         sampled = matched.details.get("sample") if isinstance(matched.details, dict) else None
         # the matched measure itself: only its readings (its value is the `risk` column)
         measured = [("", matched)]
-        measured += [(label, get_measure(name).evaluate(dataset, rel, _reseeded(name, rp, r)))
+        measured += [(label, get_measure(name).evaluate(dataset, rel,
+                                                        _reseeded(name, rp, seed, r)))
                      for label, (name, rp) in (risks or {}).items()]
         for label, m in measured:
             for k, v in _readings(label, m).items():
@@ -166,16 +176,11 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
                                                  for u, v in vals.items()}}, sampled)
 
 
-def _reseeded(measure: str, params: dict, repeat: int) -> dict:
-    """``params`` of ``measure`` for repeat ``repeat``: a measure with a ``seed``
-    parameter gets its seed (given or default) plus ``repeat``; repeat 0 is unchanged."""
-    if repeat == 0:
-        return params
-    spec = get_measure(measure)
-    if not any(p.name == "seed" for p in spec.params):
-        return params
-    base = spec.resolve(params)["seed"]
-    return {**params, "seed": int(base or 0) + repeat}
+def _reseeded(measure: str, params: dict, seed: int, repeat: int) -> dict:
+    """``params`` of ``measure`` at ``repeat`` of the seed tree rooted at ``seed``: its
+    seed parameters, as its registry entry declares them, moved by ``seed + repeat``
+    (`sdceval.core.rng.measure_params`)."""
+    return measure_params(get_measure(measure), params, seed, repeat)
 
 
 def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
@@ -205,7 +210,8 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
 
 
 #: `bisect_risk`'s own keywords, which `compare` passes on to every method's search
-SEARCH_KEYWORDS = ("rtol", "max_evaluations")
+#: (``tolerance``: how close to the target a match must be, `bisect_risk`)
+SEARCH_KEYWORDS = ("rtol", "max_evaluations", "tolerance")
 
 
 @dataclass(frozen=True)
@@ -237,14 +243,17 @@ class ComparisonPlan:
 
     def on(self, dataset) -> ComparisonPlan:
         """This plan with what the data set decides filled in (the methods its roles
-        allow, the default risk, target and utilities: `comparison_defaults`) and the
-        risk's parameters resolved with their defaults."""
+        allow, the default risk, target and utilities: `comparison_defaults`; the
+        default extra readings, `default_readings`) and the risk's parameters resolved
+        with their defaults."""
         chosen = comparison_defaults(dataset, self.methods, self.risk, None,
                                      self.utilities)
         risk = chosen["risk"]
+        readings = default_readings(chosen["methods"], risk)
         out = dataclasses.replace(self, methods=tuple(chosen["methods"]), risk=risk,
                                   risk_params=_risk_spec(risk).resolve(self.risk_params),
-                                  utilities=parse_measure_list(chosen["utilities"]))
+                                  utilities=parse_measure_list(chosen["utilities"]),
+                                  risks=self.risks or check_risks(readings))
         if self.target is None and self.reference is None:
             return dataclasses.replace(out, **_parse_target(chosen["target"]))
         return out
@@ -268,6 +277,11 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
         known = [*PLAN_KEYWORDS, *SEARCH_KEYWORDS, *ROLE_KEYWORDS]
         raise SdcevalError(f"compare: unknown keyword {stray[0]!r}."
                            f"{suggest(stray[0], known)} Keywords: {', '.join(known)}")
+    search = dict(search)
+    if search.get("tolerance") is not None:
+        search["tolerance"] = check_tolerance(search["tolerance"])
+    else:
+        search.pop("tolerance", None)
     if methods is not None:
         methods = tuple(m.strip() for m in methods.split(",") if m.strip()) \
             if isinstance(methods, str) else tuple(methods)
@@ -350,12 +364,45 @@ def check_risks(risks) -> dict[str, tuple[str, dict]]:
 
 def target_risk(dataset, plan: ComparisonPlan) -> float:
     """The target of a plan filled in (`ComparisonPlan.on`): its number, or the risk of
-    its reference release at the plan's seed."""
+    its reference release at the first repeat of the plan's seed tree (the release and
+    the risk measure's own seed, as every candidate's first repeat)."""
     if plan.reference_release is None:
         return float(plan.target)
     name, params = plan.reference_release
-    rel = get_method(name).apply(dataset, params, seed=plan.seed)
-    return float(get_measure(plan.risk).evaluate(dataset, rel, plan.risk_params).value)
+    rel = get_method(name).apply(dataset, params, seed=method_seed(plan.seed, 0))
+    return float(get_measure(plan.risk).evaluate(
+        dataset, rel, _reseeded(plan.risk, plan.risk_params, plan.seed, 0)).value)
+
+
+def check_needs(dataset, plan: ComparisonPlan) -> None:
+    """Before the first evaluation, every measure of a plan filled in (`ComparisonPlan.on`)
+    against every release it will read (`MeasureSpec.check_data`: the release kinds it
+    accepts, the data-set roles it needs — label, sensitive attribute, QIs, numeric
+    attributes — under its parameters); the methods' own needs were checked by
+    `comparison_defaults`.  The first that fails is one error naming the measure, the
+    method and the fix, instead of a failure after minutes of matching."""
+    measures = [("risk measure", plan.risk, plan.risk, plan.risk_params,
+                 "--risk-measure, risk="),
+                *[("utility", label, n, p, "--utility, utilities=")
+                  for label, (n, p) in plan.utilities.items()],
+                *[("extra risk", label, n, p, "risks=")
+                  for label, (n, p) in plan.risks.items()]]
+    reference = [plan.reference_release[0]] if plan.reference_release else []
+    for role, label, name, params, option in measures:
+        spec = get_measure(name)
+        try:   # the data set's roles: no method can help
+            spec.check_data(dataset, params)
+        except SdcevalError as exc:
+            raise SdcevalError(f"compare: {role} {label!r}: {exc}; or choose another "
+                               f"({option})") from None
+        for method in dict.fromkeys([*plan.methods,
+                                     *(reference if role == "risk measure" else [])]):
+            try:
+                spec.check_data(dataset, params, get_method(method).kind, method)
+            except SdcevalError as exc:
+                raise SdcevalError(f"compare: {role} {label!r}: {exc}; choose another "
+                                   f"({option}) or drop the method (--methods, methods=)"
+                                   ) from None
 
 
 def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
@@ -379,6 +426,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     (default: the data set itself); ``say`` gets the progress messages."""
     say = say or (lambda msg: None)
     plan = plan.on(dataset)
+    check_needs(dataset, plan)
     target = target_risk(dataset, plan)
     say(f"target {plan.risk} = {target:.6g}"
         + (f" (risk of {plan.reference})" if plan.reference else "")
@@ -389,10 +437,12 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
                   fixed_params=plan.method_params.get(m), risks=plan.risks,
                   curves=plan.curves, search=plan.search)
              for m in plan.methods]
-    if map_tasks is None:  # each method's line as soon as it is matched
-        matches = [_said(say, task_match(**t)) for t in tasks]
-    else:
-        matches = [_said(say, mm) for mm in map_tasks(task_match, tasks)]
+    # progress per candidate and per evaluation (tasks run in this process report it)
+    with reporting(RunProgress(say, len(tasks), "methods")):
+        if map_tasks is None:  # each method's line as soon as it is matched
+            matches = [_said(say, task_match(**t)) for t in tasks]
+        else:
+            matches = [_said(say, mm) for mm in map_tasks(task_match, tasks)]
     return assemble(dataset.name, matches, target=target, reference=plan.reference,
                     risk=plan.risk, risk_params=plan.risk_params, utilities=plan.utilities,
                     seed=plan.seed, repeats=plan.repeats)
@@ -401,7 +451,9 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
 def _said(say, mm: MethodMatch) -> MethodMatch:
     r = mm.result
     say(f"{r.method}: {r.parameter}={r.value:g} risk={r.risk:.6g} "
-        f"({r.evaluations} evaluations{'' if r.bracketed else ', NOT bracketed'})")
+        f"({r.evaluations} evaluations{'' if r.bracketed else ', NOT bracketed'}; "
+        + (f"matched within {r.describe_tolerance()})" if r.matched
+           else f"NOT matched, {r.nearest_note()})"))
     return mm
 
 
@@ -425,12 +477,14 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         ``mdav:k=5`` with numeric attributes, else ``mondrian:k=5``.
     risk, risk_params : risk measure (parameters may follow a colon,
         ``linkage_risk:aggregate=mean``) and its parameters; default
-        ``reidentification`` when the data set has quasi-identifiers, else
-        ``linkage_risk``.
+        ``reidentification`` (the share of records re-identified), with ``linkage_risk``
+        read beside it when every release is numeric (`default_readings`).
     utilities : str, list or dict
         Utility measures (``"propensity,emd"`` or ``{"propensity": {"model": ...}}``).
-    seed, repeats : common random numbers for bisection; utilities are averaged over the
-        same ``repeats`` seeds.
+    seed, repeats : the root of the seed tree and its repeats (`sdceval.core.rng`):
+        repeat r draws every method's release and every measure's own randomness (query
+        workload, ML split, linkage sample) from ``(seed, r)``, the same for every
+        method; risks and utilities are averaged over the ``repeats``.
     curves : also evaluate each method's risk on its default grid (paper Fig. 1).
     method_params : ``{method: {param: value}}`` held fixed during the search.
     risks : str, list or dict, optional
@@ -452,6 +506,6 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
 # `Comparison` and its helpers live in `sdceval.compare.comparison`; they are named here
 # too, where the callers of the comparison import them from
 __all__ = ["ComparisonPlan", "Comparison", "FITTED_CHOICES", "MethodMatch", "SEARCH_KEYWORDS",
-           "assemble", "check_risks", "compare", "fitted_notes", "interval", "match_method",
-           "parse_measure_list", "parse_reference", "plan_comparison", "run_comparison",
+           "assemble", "check_needs", "check_risks", "compare", "fitted_notes", "interval",
+           "match_method", "parse_measure_list", "parse_reference", "plan_comparison", "run_comparison",
            "target_risk", "task_match", "typed_params", "typed_value", "unreached_note"]

@@ -176,7 +176,9 @@ def term(name: str) -> Term | None:
         if base is not None:
             return Term(name, f"rank on {base.label}",
                         f"1 = least loss among the methods that reached the target "
-                        f"({base.label}); methods whose 95 % intervals overlap share a rank",
+                        f"({base.label}); with repeats, a method shares the best's rank "
+                        "when the paired 95 % t-interval of their per-seed differences "
+                        "contains 0",
                         DIRECTION_WORDS["worse"])
     if name.startswith("level_"):
         return Term(name, f"level of {name[len('level_'):]}",

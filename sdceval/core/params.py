@@ -120,6 +120,15 @@ class Param:
     description: str = ""
     #: conditions ``(("model", "k"),)`` under which this is the tuned parameter
     when: tuple = ()
+    #: a knob that acts through a step function: ``step(value, n, params) -> (lo, hi)``,
+    #: the half-open interval of values that give the same release as ``value`` on
+    #: ``n`` records with the method's other ``params`` (rank swapping's p acts through
+    #: the window floor(p·n)); bisection stops once two adjacent steps straddle its
+    #: target (`step_of`)
+    step: Callable | None = None
+    #: the value at which the knob gives no protection at all (k-anonymity's k = 1, the
+    #: data published as they are): never a match for a protective target
+    unprotected: Any = None
 
     def __post_init__(self):
         where = f"Param {self.name!r}"
@@ -203,6 +212,16 @@ class Param:
                                f"got {value}")
         return value
 
+    def step_of(self, value, n: int, params: dict | None = None) -> tuple | None:
+        """The step of the knob that holds ``value``: ``(lo, hi)``, the half-open
+        interval of values giving the same release (an integer: ``(v, v + 1)``; a
+        declared `step`), or None for a knob that moves continuously."""
+        if self.step is not None:
+            return tuple(self.step(value, n, dict(params or {})))
+        if self.type is int:
+            return (int(value), int(value) + 1)
+        return None
+
     @property
     def type_name(self) -> str:
         return self.type.name if isinstance(self.type, ParamType) else _TYPES[self.type]
@@ -212,7 +231,10 @@ class Param:
                 "default": self.default, "bounds": self.describe_bounds(), "unit": self.unit,
                 "protection": self.protection, "grid": list(self.grid), "scale": self.scale,
                 "description": self.description,
-                **({"when": dict(self.when)} if self.when else {})}
+                **({"when": dict(self.when)} if self.when else {}),
+                **({"stepped": True} if self.step is not None else {}),
+                **({"unprotected": self.unprotected} if self.unprotected is not None
+                   else {})}
 
 
 def _absorb_shorthands(owner: str, params: tuple[Param, ...], given: dict) -> dict:

@@ -47,3 +47,142 @@ class _NoBar:
 
     def close(self) -> None:
         pass
+
+
+# -- a run of candidates searched by evaluations (compare) ------------------------------
+#: evaluations a candidate is assumed to take before one has finished (a bisection
+#: typically brackets and converges in about this many; the estimate is "about")
+TYPICAL_EVALUATIONS = 12
+
+
+class RunProgress:
+    """Progress of a run of ``total`` candidates, each searched by evaluations (issue 28
+    item 7: ``compare`` is silent for minutes otherwise).
+
+    On a terminal (and not ``-q``): one bar over the candidates (`progress_bar`), the
+    latest evaluation and the time left as its text.  Otherwise: plain lines through
+    ``say``, one when a candidate starts and one per evaluation, each with an estimate
+    of the time left (`time_left`).  The matching code reports to the run that is
+    `active` (`reporting`), so no callback crosses the layers; a task run in another
+    process reports nothing (its executor's bar counts the tasks)."""
+
+    def __init__(self, say, total: int, what: str = "candidates", clock=None, bar=None):
+        import time
+        self.say = say or (lambda msg: None)
+        self.total, self.what = int(total), what
+        self.clock = clock or time.perf_counter
+        self._bar = bar  # made at the first candidate: none when tasks report elsewhere
+        self.done = 0               # candidates finished
+        self.done_time = 0.0        # seconds they took
+        self.done_evaluations = 0   # evaluations they took
+        self.name: str | None = None
+        self.started = self.clock()
+        self.evaluations = 0        # of the current candidate
+
+    @property
+    def bar(self):
+        if self._bar is None:
+            self._bar = progress_bar(f"matching {self.total} {self.what}", total=self.total,
+                                     unit=f" {self.what}")
+        return self._bar
+
+    @property
+    def plain(self) -> bool:
+        """Plain lines (no bar: not a terminal, or ``-q``)."""
+        return bool(getattr(self.bar, "disable", True))
+
+    def candidate(self, name: str) -> None:
+        """A candidate starts (the previous one, if any, is finished)."""
+        self._finish()
+        self.name, self.started, self.evaluations = name, self.clock(), 0
+        if self.plain:
+            self.say(f"[{self.done + 1}/{self.total}] {name}: searching "
+                     f"({self.left_words()})")
+
+    def evaluation(self, text: str) -> None:
+        """One evaluation of the current candidate is done; ``text`` says what it gave."""
+        self.evaluations += 1
+        line = f"{self.name}: evaluation {self.evaluations}: {text}; {self.left_words()}"
+        if self.plain:
+            self.say("  " + line)
+        else:
+            self.bar.set_postfix_str(line, refresh=True)
+
+    def time_left(self) -> float | None:
+        """Seconds left, estimated: the mean time of the finished candidates for each
+        one left (less the current one's time so far); before any has finished, the
+        current candidate's time per evaluation times `TYPICAL_EVALUATIONS` per
+        candidate; None before the first evaluation."""
+        now = self.clock() - self.started if self.name is not None else 0.0
+        running = 1 if self.name is not None else 0
+        if self.done:
+            each = self.done_time / self.done
+            return max(each - now, 0.0) * running + each * (self.total - self.done - running)
+        if not self.evaluations:
+            return None
+        per = now / self.evaluations
+        return per * (max(TYPICAL_EVALUATIONS - self.evaluations, 1)
+                      + TYPICAL_EVALUATIONS * (self.total - 1))
+
+    def left_words(self) -> str:
+        left = self.time_left()
+        if left is None:
+            return "time left: estimated after the first evaluation"
+        return f"about {duration_words(left)} left"
+
+    def _finish(self) -> None:
+        if self.name is None:
+            return
+        self.done += 1
+        self.done_time += self.clock() - self.started
+        self.done_evaluations += self.evaluations
+        self.name = None
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self._finish()
+        if self._bar is not None:
+            self._bar.close()
+
+
+class _NoRun:
+    """The run reported to when none is `active`: drops everything."""
+
+    def candidate(self, name: str) -> None:
+        pass
+
+    def evaluation(self, text: str) -> None:
+        pass
+
+
+_ACTIVE: list = []
+
+
+def active():
+    """The `RunProgress` being reported to (`reporting`), or a no-op."""
+    return _ACTIVE[-1] if _ACTIVE else _NoRun()
+
+
+class reporting:
+    """``with reporting(run): ...``: make ``run`` the `active` one, closed on exit."""
+
+    def __init__(self, run: RunProgress):
+        self.run = run
+
+    def __enter__(self) -> RunProgress:
+        _ACTIVE.append(self.run)
+        return self.run
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.remove(self.run)
+        self.run.close()
+
+
+def duration_words(seconds: float) -> str:
+    """``"40 s"``, ``"3 min 5 s"``, ``"1 h 20 min"``."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"

@@ -38,10 +38,12 @@ Directions, one vocabulary:
 Release kinds: a measure declares the kinds it accepts (``kinds=``) and what it needs
 (``needs=``: release structures and data-set roles, `sdceval.core.release.NEEDS`);
 `MeasureSpec.evaluate` checks both once, with an error naming the measure, the kind and
-the accepted kinds, before the measure runs.  A method's family fixes the kind of the
-release it returns (`FAMILY_KIND`); `MethodSpec.apply` checks the release against the
-data set and that it publishes nothing outside the publication rule
-(`sdceval.core.release.publishable_columns`).
+the accepted kinds, before the measure runs; `MeasureSpec.check_data` checks a kind and
+the data set's roles (and a ``data_check`` that depends on the parameters) before any
+release exists, as `compare` does before its first evaluation.  A method's family
+fixes the kind of the release it returns (`FAMILY_KIND`); `MethodSpec.apply` checks the
+release against the data set and that it publishes nothing outside the publication
+rule (`sdceval.core.release.publishable_columns`).
 
 The registries live here, in the core; the modules that fill them (methods, measures)
 sit above, and `sdceval.catalog` imports them all, so look-ups go through the catalog.
@@ -63,10 +65,12 @@ from sdceval.core.params import (PROTECTIONS, SCALES, Knob, Param, ParamType,  #
                                  parse_assignments, resolve_params, shorthand_names)
 from sdceval.core.measurement import AGGREGATES, DIRECTIONS, Measurement
 from sdceval.core.partial import PartialForm
-from sdceval.core.release import KINDS, NEEDS, Release, check_published
+from sdceval.core.release import KINDS, NEEDS, Release, check_published, require
 from sdceval.core.rng import check_random_state
 
 CATEGORIES = ("risk", "utility", "information_loss", "privacy")
+#: the `NEEDS` that are structures of a release (checked once the release exists)
+RELEASE_NEEDS = ("classes", "cells")
 #: kind of the release a method of each family returns
 FAMILY_KIND = {"perturbative": "perturbative", "generalization": "generalized",
                "bucketization": "bucketized"}
@@ -194,6 +198,10 @@ class MeasureSpec:
     #: parameters under which the value is no aggregate of them); None for a measure
     #: without per-record values (the contract suite checks the two agree)
     aggregate: Any = None
+    #: what the measure needs of the data set under its parameters beyond ``needs``:
+    #: ``f(dataset, resolved params)`` raising a `SdcevalError` that names the fix
+    #: (ml_utility: a label or a sensitive attribute to predict), or None
+    data_check: Any = None
 
     def __post_init__(self):
         where = f"measure {self.name!r}"
@@ -242,16 +250,34 @@ class MeasureSpec:
         if not isinstance(release, Release):
             raise SdcevalError(f"measure {self.name!r} evaluates a Release, got "
                                f"{type(release).__name__}")
-        if release.kind not in self.kinds:
+        self._check_kind(release.kind, release.method)
+        release.check(dataset, needs=self.needs, who=f"measure {self.name!r}")
+
+    def _check_kind(self, kind: str, method: str) -> None:
+        if kind not in self.kinds:
             makers = [m.name for m in METHODS.all() if m.kind in self.kinds]
             if "external" in self.kinds:
                 makers.append("a table read with --release")
             hint = f" (made by {', '.join(makers)})" if makers else ""
-            article = "an" if release.kind[0] in "aeiou" else "a"
+            article = "an" if kind[0] in "aeiou" else "a"
             raise SdcevalError(
-                f"measure {self.name!r} does not apply to {article} {release.kind} release "
-                f"(of {release.method!r}); it accepts {', '.join(self.kinds)} releases{hint}")
-        release.check(dataset, needs=self.needs, who=f"measure {self.name!r}")
+                f"measure {self.name!r} does not apply to {article} {kind} release "
+                f"(of {method!r}); it accepts {', '.join(self.kinds)} releases{hint}")
+
+    def check_data(self, dataset, params: dict | None = None, kind: str | None = None,
+                   method: str = "") -> None:
+        """Whether the measure can be computed on releases of ``kind`` (made by
+        ``method``) of ``dataset`` under ``params``, before any release exists: the kind
+        is one it accepts, the data set has the roles it needs, and its `data_check`
+        passes.  The needs on a release's structures (classes, cells) wait for the
+        release (`check_release`)."""
+        resolved = self.resolve(params)
+        if kind is not None:
+            self._check_kind(kind, method)
+        require(dataset, [n for n in self.needs if n not in RELEASE_NEEDS],
+                f"measure {self.name!r}")
+        if self.data_check is not None:
+            self.data_check(dataset, resolved)
 
     def evaluate(self, dataset, release: Release, params: dict | None = None) -> Measurement:
         resolved = self.resolve(params)
@@ -374,21 +400,22 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
                      category: str, direction: str, kinds: Iterable[str],
                      needs: Iterable[str] = (), label: str = "", unit: str = "",
                      partial: PartialForm | None = None, no_partial: str = "",
-                     aggregate=None):
+                     aggregate=None, data_check=None):
     """Register ``func(dataset, release, *, <params>)`` as measure ``name``, shown to
     people as ``label`` (default: the name).  The returned function runs through
     `MeasureSpec.evaluate` (parameters parsed, release kind and needs checked).
     ``partial``: how it is computed in parts of a table (`PartialForm`; the partitioned
     evaluation computes exactly the measures that declare one); ``no_partial``: why a
     measure is not, said when it is asked for in parts; ``aggregate``: how the value
-    follows from ``per_record`` (`MeasureSpec.aggregate`)."""
+    follows from ``per_record`` (`MeasureSpec.aggregate`); ``data_check``: what it
+    needs of the data set under its parameters beyond ``needs`` (`MeasureSpec.data_check`)."""
     def deco(func):
         ps = tuple(params)
         check_signature("measure", name, func, ps)
         spec = MEASURES.add(name, MeasureSpec(name, func, ps, description, category,
                                               direction, tuple(kinds), tuple(needs),
                                               label, unit, partial, no_partial,
-                                              aggregate))
+                                              aggregate, data_check))
         sig = inspect.signature(func)
 
         @functools.wraps(func)

@@ -41,6 +41,12 @@ TARGET = Param("target", str, default=None,
                description="target risk: a number on the risk measure's scale, or a "
                            "reference method:param=value whose risk is the target; default "
                            "mdav:k=5 with numeric attributes, else mondrian:k=5")
+TOLERANCE = Param("tolerance", float, default=0.05, low=0.0, high=1.0, high_inclusive=False,
+                  unit="share of the target",
+                  description="a method is matched, hence ranked, only when its risk is "
+                              "within this share of the target, or within its knob's "
+                              "smallest step when that is larger; otherwise it is listed "
+                              "as nearest reachable (sdceval.compare.bisection)")
 
 
 def comparison_plan(opts: dict) -> ComparisonPlan:
@@ -50,7 +56,8 @@ def comparison_plan(opts: dict) -> ComparisonPlan:
     return ranking.plan_comparison(
         opts.get("methods"), risk=opts.get("risk"), target=opts.get("target"),
         utilities=opts.get("utilities"), risks=opts.get("risks"),
-        method_params=opts.get("method_params"))
+        method_params=opts.get("method_params"),
+        **({} if opts.get("tolerance") is None else {"tolerance": opts["tolerance"]}))
 
 
 def comparison_result(job, executor, say, seed: int, repeats: int) -> Comparison:
@@ -62,8 +69,11 @@ def comparison_result(job, executor, say, seed: int, repeats: int) -> Comparison
     ref = job.data_ref()
     return ranking.run_comparison(
         open_ref(ref), dataclasses.replace(plan, seed=seed, repeats=repeats), data_ref=ref,
-        map_tasks=lambda fn, tasks: executor.map(fn, tasks,
-                                                 progress=task_progress(job, len(tasks))),
+        # in this process the comparison's own progress shows (per method and per
+        # evaluation, `sdceval.core.progress.RunProgress`): no second bar over the tasks
+        map_tasks=lambda fn, tasks: executor.map(
+            fn, tasks, progress=None if executor.name == "serial"
+            else task_progress(job, len(tasks))),
         say=lambda msg: say(job.tag + msg))
 
 
@@ -110,12 +120,18 @@ def comparison_section(result) -> Section:
         + (f", the risk of {release_label(comp.reference)}" if comp.reference else "")
         + ". Its release was then measured with "
         + ", ".join(axis_label(u) for u in utils)
-        + ". Rank 1 is the least loss among the methods that reached the target"
+        + ". Rank 1 is the least loss among the methods matched (within "
+        + (comp.matches[0].describe_tolerance().split(" (")[0] if comp.matches else "")
+        + " of the target, or the knob's smallest step when larger)"
         + (f"; values are means over {comp.repeats} seeds with their 95 % intervals, and "
-           "methods whose intervals overlap share a rank" if comp.repeats > 1 else "")
+           "a method shares the best's rank when the paired 95 % t-interval of their "
+           "per-seed differences contains 0 (every method sees the same seeds; the notes "
+           "give each tie and the repeats that would separate it); a loss below its noise "
+           "floor reads \"no measurable loss\" and counts as 0" if comp.repeats > 1 else
+           "; with one seed nothing is tested: ranks order the values")
         + "."))
     ranking = table[["method", "setting", *[c for u in utils for c in (u, f"rank_{u}")]]]
-    rows = ["" if ok else "unranked" for ok in table["bracketed"]]
+    rows = ["" if ok else "unranked" for ok in table["matched"]]
     s.add_table(ranking, css="ranking", text_columns=("method", "setting"), row_css=rows,
                 labels={f"rank_{u}": "rank" for u in utils})
     risks = table[["method", *[c for c in table.columns if c not in ranking.columns]]]
@@ -150,7 +166,7 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
         base = {"data": comp.dataset, "method": m.method, "parameter": m.parameter,
                 "parameter_value": typed_value(m.method, m.parameter, m.value),
                 "seed": comp.seed, "repeats": comp.repeats, "matched_on": comp.risk_measure,
-                "target": comp.target, "reached": bool(m.bracketed)}
+                "target": comp.target, "reached": bool(m.matched)}
         rows.append({**base, "measure": comp.risk_measure, "value": m.risk})
         rows += [{**base, "measure": k, "value": v}
                  for k, v in comp.risk_readings.get(m.method, {}).items()
@@ -165,9 +181,9 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     write=write_comparison_job, rows=comparison_rows,
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
-    keys=("methods", "risk", "target", "utilities", "method_params", "risks"),
+    keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance"),
     example={"methods": ["mdav", "noise"], "utilities": ["il1s"]},
-    validate=comparison_plan, params=(RISK, TARGET))
+    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))

@@ -157,7 +157,7 @@ def _risk_panel(ax, comp, match) -> None:
     ax.plot([s.value for s in steps], [s.risk for s in steps], "x", ms=5, mew=1.2,
             color=OKABE_ITO["black"], label="bisection steps")
     # a target the method cannot reach: a hollow star at the closest value
-    reached = getattr(match, "bracketed", True)
+    reached = getattr(match, "bracketed", True) and getattr(match, "matched", True)
     ax.plot([match.value], [match.risk], marker="*", ms=14, ls="none",
             color=OKABE_ITO["vermillion"],
             mec=OKABE_ITO["black"] if reached else OKABE_ITO["vermillion"],

@@ -55,7 +55,29 @@ read as `sdceval.measures.utility_loss.published` reads it (the one reading shar
 
 Columns constant in a training matrix are dropped (for either classifier: the same rule,
 so a release equal to the original gives exactly the original's classifier and a loss of
-0); the rest are standardized with the training matrix's mean and standard deviation.
+0); the rest are standardized with the training matrix's mean and standard deviation:
+numeric columns are centred and scaled, leaf columns only scaled.  Centring a column
+changes only the intercept of the optimum (which is not penalized), so the fitted
+probabilities are those of fully z-scored columns, while a leaf column keeps its zeros.
+
+Design matrix (issue 28).  The features are a `scipy.sparse` CSR matrix built from
+integer codes, never a dense n x leaves array (a 1 000-level ZIP code on 100 000 records
+was 0.8 GB dense, and the former fit held several copies): a record's cell on a
+categorical attribute is a run of consecutive leaves.  Leaves that no training cell
+starts or ends inside (an *atom*: the leaves of a generalized node, of a Mondrian cell
+never split) have equal columns in the training matrix; the k columns of an atom are
+one column times sqrt(k), which under the L2 penalty has the same optimum and the same
+predictions (the k coefficients of equal columns are equal at the optimum: k·w·x with
+penalty k·w², i.e. v = sqrt(k)·w on sqrt(k)·x) and a better-conditioned fit; a test
+record's leaf is its atom's column divided by sqrt(k).  So a row holds one entry per
+atom its cell covers (1 for an exact value), and a coarse release is as cheap as a fine
+one.  Constant columns are found from the cells before anything is expanded (a leaf
+covered by no training cell, or by every one with equal widths), so a column the
+release drops costs nothing.  Numeric attributes are one stored entry per row.  The
+moments of the numeric columns are `sdceval.measures.propensity`'s (`_Moments`: the same
+mean, standard deviation and min = max rule as there); those of the leaf columns are
+sums over the cells (difference arrays: one pass over the rows, none over the leaves).
+``details["n_features*"]`` count leaf columns, as before (not atoms).
 
 Target of the release-trained classifier: the value the release publishes — the released
 sensitive values of a generalized release (unchanged) or a bucketized one (permuted
@@ -66,9 +88,23 @@ reads labels: the method did not protect it, and there is no classifier without 
 target; the measure then judges how well the released features keep their relation to
 the target.
 
-Classifier: `sklearn.linear_model.LogisticRegression` (L2, ``C = 1``, lbfgs; multinomial
-for more than two classes): fast and deterministic.  A training set with a single class
-gives a classifier predicting that class.
+Classifier: `sklearn.linear_model.LogisticRegression` (L2, ``C = 1``) on the sparse
+design.  Two classes: Newton's method fitted to convergence (``newton-cholesky``,
+``tol = 1e-10``; `CLASSIFIER`), whose steps do not depend on how the design is
+parametrized (centred or not, atoms merged or not), so the probabilities are those of
+the former dense, fully z-scored design at its optimum, to rounding (3e-16 on small
+data).  The former lbfgs at scikit-learn's default ``tol = 1e-4`` stopped far from that
+optimum on wide cells (a Mondrian release of 100 000 records with a 1 000-level code:
+probabilities up to 0.27 off, AUC 0.5494 against the optimum's 0.5448); the values move
+by that stopping error (4e-6 to 5e-3 in AUC in `benchmarks/bench_ml_utility.py`).  The Hessian is (features + 1)² floats: 8 MB for a
+1 000-level code.  More than two classes (multinomial): lbfgs at ``tol = 1e-4`` as
+before (`CLASSIFIER_MULTI`): a multinomial Newton Hessian has (features x classes)²
+entries (1.7 GB for 1 030 features and 14 classes), and lbfgs does not converge to
+1e-6 within 1 000 iterations on a 1 000-level code with 15 classes (ten times the time)
+— its value is the optimizer's stopping point, which depends on the parametrization:
+equal to the dense design's to ~3e-3 in the probabilities on small data, not to
+rounding.  Deterministic.  A training set with a single class gives a classifier
+predicting that class.
 
 ``per_record`` is None (decision): a score is a property of the test set, not of a
 record (AUC is not even a sum over records), and the training records, 70 % by default,
@@ -78,6 +114,7 @@ target, the number of features of each classifier and the split.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -85,6 +122,7 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import KINDS, Release, require
+from sdceval.measures.propensity import _Moments  # the same moments and rule
 from sdceval.measures.utility_loss import published, published_sensitive
 
 TARGETS = ("auto", "label", "sensitive")
@@ -112,20 +150,38 @@ def feature_columns(dataset, target_column: str) -> list[str]:
     return [c for c in s.qis + s.numeric if c != target_column]
 
 
-def _one_hot(lo: np.ndarray, hi: np.ndarray, m: int) -> np.ndarray:
-    """``(n, m)``: weight ``1/(hi - lo + 1)`` on leaves ``lo..hi`` of each row."""
-    n = len(lo)
-    out = np.zeros((n, m + 1))
-    w = 1.0 / (hi - lo + 1)
-    np.add.at(out, (np.arange(n), lo), w)        # a difference array: +w at lo,
-    np.add.at(out, (np.arange(n), hi + 1), -w)   # -w after hi, then a running sum
-    return np.cumsum(out, axis=1)[:, :m]
+#: the classifier's settings (module notes, "Classifier"): two classes, more classes
+CLASSIFIER = {"C": 1.0, "solver": "newton-cholesky", "tol": 1e-10, "max_iter": 1000}
+CLASSIFIER_MULTI = {"C": 1.0, "solver": "lbfgs", "tol": 1e-4, "max_iter": 1000}
+#: entries of the design matrix expanded at a time (bounds the temporaries: 2 MB each)
+EXPAND = 1 << 18
 
 
-def encode(dataset, columns, release: Release | None = None) -> np.ndarray:
-    """Feature matrix of every record: the original values (``release=None``) or what
-    ``release`` publishes (module notes), column blocks in ``columns`` order."""
-    blocks = []
+@dataclass(frozen=True)
+class Design:
+    """Features of some records (module notes, "Design matrix"), kept as codes: the
+    numeric columns ``values`` (rows, k) and, per categorical attribute, each row's cell
+    of leaves ``lo..hi`` of its ``n_leaves`` (``cells``); ``order`` says which block each
+    feature attribute is, in order (``("value", j)`` or ``("cell", j)``)."""
+
+    values: np.ndarray
+    cells: tuple
+    order: tuple
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    def rows(self, index) -> Design:
+        """The design of the records ``index``."""
+        return Design(self.values[index], tuple((lo[index], hi[index], m)
+                                                for lo, hi, m in self.cells), self.order)
+
+
+def design(dataset, columns, release: Release | None = None) -> Design:
+    """Features of every record: the original values (``release=None``) or what
+    ``release`` publishes (module notes)."""
+    values, cells, order = [], [], []
     for c in columns:
         h = dataset.hierarchy(c)
         if release is None:
@@ -139,15 +195,140 @@ def encode(dataset, columns, release: Release | None = None) -> np.ndarray:
                 raise SdcevalError(
                     f"ml_utility: column {c!r} is published as numbers but its hierarchy "
                     "is not numeric; give it a numeric (interval) hierarchy")
-            blocks.append(np.asarray(how[1], dtype=np.float64)[:, None])
+            order.append(("value", len(values)))
+            values.append(np.asarray(how[1], dtype=np.float64))
         elif h.numeric:
             v = h.leaf_values
-            blocks.append(((v[how[1]] + v[how[2]]) / 2.0)[:, None])
+            order.append(("value", len(values)))
+            values.append((v[how[1]] + v[how[2]]) / 2.0)
         else:
-            blocks.append(_one_hot(np.asarray(how[1]), np.asarray(how[2]), h.n_leaves))
-    if not blocks:
-        return np.zeros((dataset.n, 0))
-    return np.hstack(blocks)
+            order.append(("cell", len(cells)))
+            cells.append((np.asarray(how[1], dtype=np.int64),
+                          np.asarray(how[2], dtype=np.int64), h.n_leaves))
+    stacked = np.column_stack(values) if values else np.zeros((dataset.n, 0))
+    return Design(stacked, tuple(cells), tuple(order))
+
+
+def _cell_moments(lo: np.ndarray, hi: np.ndarray, m: int):
+    """Standard deviation of each leaf column of the cells ``lo..hi`` (weight
+    ``1/|cell|`` on the leaves of a row's cell) and whether the column is constant,
+    from running sums over difference arrays: no row is expanded.  A column is
+    constant when no cell covers it, or every cell does and all have the same width."""
+    n = len(lo)
+    w = 1.0 / (hi - lo + 1)
+
+    def covered(weights=None):     # sum of the weights of the cells covering each leaf
+        return np.cumsum(np.bincount(lo, weights, m + 1)
+                         - np.bincount(hi + 1, weights, m + 1))[:m]
+
+    cover = covered()
+    mean = covered(w) / n
+    sd = np.sqrt(np.maximum(covered(w * w) / n - mean * mean, 0.0))
+    same_width = n == 0 or bool(np.ptp(hi - lo) == 0)
+    return sd, (cover == 0) | ((cover == n) & same_width)
+
+
+class _Standardizer:
+    """The columns kept and their scaling, from the training design (module notes)."""
+
+    def __init__(self, train: Design):
+        mom = _Moments(train.values.shape[1])
+        mom.add(train.values)
+        self.keep_v = mom.hi > mom.lo                  # (NaN: not kept)
+        self.mu = mom.mean[self.keep_v]
+        self.sd = mom.std()[self.keep_v]
+        self.atoms = []
+        self.p = int(self.keep_v.sum())
+        for lo, hi, m in train.cells:
+            sd, constant = _cell_moments(lo, hi, m)
+            self.p += int((~constant).sum())
+            # atoms: runs of leaves no training cell starts or ends inside, whose
+            # columns are therefore equal (module notes, "Design matrix")
+            edge = np.zeros(m + 1, dtype=bool)
+            edge[[0, m]] = True
+            edge[lo] = edge[hi + 1] = True
+            start = np.flatnonzero(edge)
+            size = np.diff(start)
+            start = start[:-1]
+            keep = ~constant[start]
+            self.atoms.append((np.cumsum(edge[:m]) - 1, start[keep], size[keep],
+                               np.concatenate(([0], np.cumsum(keep))),
+                               sd[start[keep]] * np.sqrt(size[keep])))
+
+    def matrix(self, d: Design):
+        """The CSR design of ``d``'s rows: the kept numeric columns z-scored, then the
+        kept atoms of each attribute.  A row's cell is a run of consecutive atoms, so
+        the matrix is written run by run, with no dense n x leaves array."""
+        import scipy.sparse as sp
+
+        n = d.n
+        z = (d.values[:, self.keep_v] - self.mu) / self.sd
+        # per block: each row's first column, run length, and (cell, atoms) or values
+        runs = [(np.full(n, j), np.ones(n, dtype=np.int64), z[:, j])
+                for j in range(z.shape[1])]
+        offset = z.shape[1]
+        for (lo, hi, _), atoms in zip(d.cells, self.atoms):
+            atom_of, _, _, before, scale = atoms
+            first = before[atom_of[lo]]
+            runs.append((offset + first, before[atom_of[hi] + 1] - first,
+                         (lo, hi, offset, atoms)))
+            offset += len(scale)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        for r in runs:
+            indptr[1:] += r[1]
+        np.cumsum(indptr, out=indptr)
+        nnz = int(indptr[-1])
+        itype = np.int32 if max(nnz, offset) < 2 ** 31 else np.int64
+        indices = np.empty(nnz, dtype=itype)
+        data = np.empty(nnz)
+        at = indptr[:-1].copy()                 # where each row's next run goes
+        for first, length, what in runs:
+            if not isinstance(what, tuple):     # a number: one entry per row
+                indices[at] = first
+                data[at] = what
+                at += length
+                continue
+            lo, hi, off, (_, start, size, _, scale) = what
+            ends = np.cumsum(length)
+            r0 = 0
+            while r0 < n:                       # rows in chunks of ~EXPAND entries
+                base = ends[r0 - 1] if r0 else 0
+                r1 = max(int(np.searchsorted(ends, base + EXPAND, "right")), r0 + 1)
+                k, skip = length[r0:r1], ends[r0:r1] - length[r0:r1] - base
+                step = np.arange(int(k.sum()))
+                col = np.repeat(first[r0:r1] - skip, k) + step
+                step += np.repeat(at[r0:r1] - skip, k)          # now the positions
+                indices[step] = col
+                col -= off                                      # kept atom
+                a, b = np.repeat(lo[r0:r1], k), np.repeat(hi[r0:r1], k)
+                # leaves of the cell in the atom / (|cell| sd sqrt|atom|)
+                overlap = (np.minimum(b, start[col] + size[col] - 1)
+                           - np.maximum(a, start[col]) + 1)
+                data[step] = overlap / ((b - a + 1) * scale[col])
+                r0 = r1
+            at += length
+        return sp.csr_matrix((data, indices, indptr.astype(itype, copy=False)),
+                             shape=(n, offset))
+
+
+def encode(dataset, columns, release: Release | None = None) -> np.ndarray:
+    """The features of every record as a dense array, blocks in ``columns`` order (the
+    numbers; a categorical attribute's leaves, weight ``1/|cell|`` on its cell), before
+    standardizing: for inspecting small data.  The measure never builds it (`design`)."""
+    d = design(dataset, columns, release)
+    blocks = []
+    for kind, j in d.order:
+        if kind == "value":
+            blocks.append(d.values[:, j:j + 1])
+        else:
+            lo, hi, m = d.cells[j]
+            width = hi - lo + 1
+            row = np.repeat(np.arange(d.n), width)
+            block = np.zeros((d.n, m))
+            block[row, lo[row] + np.arange(len(row)) - np.repeat(np.cumsum(width) - width,
+                                                                 width)] = 1.0 / width[row]
+            blocks.append(block)
+    return np.hstack(blocks) if blocks else np.zeros((dataset.n, 0))
 
 
 def release_target(dataset, release: Release, role: str, column: str) -> np.ndarray:
@@ -160,32 +341,29 @@ def release_target(dataset, release: Release, role: str, column: str) -> np.ndar
     return np.where(released >= 0, released, original)
 
 
-def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, m: int
+def fit_predict(train: Design, y_train: np.ndarray, test: Design, m: int
                 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Fit the classifier on ``(x_train, y_train)`` (codes ``0..m-1``) and predict the
-    test records: predicted codes, probabilities ``(n_test, m)`` (0 for a class absent
-    from the training rows) and the number of feature columns used (those not constant
-    in training).  One class in training, or no feature left: the majority class, with
-    the training class frequencies as probabilities (a constant score)."""
+    """Fit the classifier on ``(train, y_train)`` (codes ``0..m-1``) and predict the
+    ``test`` records: predicted codes, probabilities ``(n_test, m)`` (0 for a class
+    absent from the training rows) and the number of feature columns used (those not
+    constant in training).  One class in training, or no feature left: the majority
+    class, with the training class frequencies as probabilities (a constant score)."""
     from sklearn.linear_model import LogisticRegression  # ~0.5 s to import: lazily
 
-    keep = np.ptp(x_train, axis=0) > 0            # constant columns carry nothing
-    xt, xs = x_train[:, keep], x_test[:, keep]
+    std = _Standardizer(train)
     classes = np.unique(y_train)
-    proba = np.zeros((len(xs), m))
-    if len(classes) < 2 or xt.shape[1] == 0:
+    proba = np.zeros((test.n, m))
+    if len(classes) < 2 or std.p == 0:
         freq = np.bincount(y_train, minlength=m) / len(y_train)
         proba[:] = freq
-        return np.full(len(xs), int(np.argmax(freq))), proba, int(xt.shape[1])
-    mu, sd = xt.mean(axis=0), xt.std(axis=0)
-    sd[sd == 0] = 1.0
-    fit = LogisticRegression(C=1.0, max_iter=1000)
+        return np.full(test.n, int(np.argmax(freq))), proba, std.p
+    fit = LogisticRegression(**(CLASSIFIER if len(classes) == 2 else CLASSIFIER_MULTI))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence notes on separable data
-        fit.fit((xt - mu) / sd, y_train)
-        p = fit.predict_proba((xs - mu) / sd)
+        fit.fit(std.matrix(train), y_train)
+        p = fit.predict_proba(std.matrix(test))
     proba[:, fit.classes_] = p
-    return fit.classes_[np.argmax(p, axis=1)], proba, int(xt.shape[1])
+    return fit.classes_[np.argmax(p, axis=1)], proba, std.p
 
 
 def macro_auc(y_test: np.ndarray, proba: np.ndarray) -> float | None:
@@ -221,6 +399,7 @@ def split(y: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.nd
 @register_measure(
     "ml_utility", category="utility", direction="lower_is_better", kinds=KINDS,
     label="classifier utility lost",
+    data_check=lambda dataset, params: resolve_target(dataset, params["target"]),
     params=[
         Param("target", str, default="auto", choices=TARGETS,
               description="what the classifier predicts: the label, the sensitive "
@@ -286,12 +465,12 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
     y = np.asarray(dataset.codes(column), dtype=np.int64)
     m = dataset.hierarchy(column).n_leaves
     train, test, stratified = split(y, test_size, seed)
-    x_orig = encode(dataset, features)
-    x_rel = encode(dataset, features, release)
+    x_orig = design(dataset, features)
+    x_rel = design(dataset, features, release)
     y_rel = release_target(dataset, release, role, column)
     details = {"score": score}
     for who, x, t in (("original", x_orig, y), ("release", x_rel, y_rel)):
-        pred, proba, used = fit_predict(x[train], t[train], x_orig[test], m)
+        pred, proba, used = fit_predict(x.rows(train), t[train], x_orig.rows(test), m)
         details[f"accuracy_{who}"] = float((pred == y[test]).mean())
         details[f"auc_{who}"] = macro_auc(y[test], proba)
         details["n_features" if who == "original" else "n_features_release"] = used

@@ -15,7 +15,7 @@ from sdceval.core.registry import Param, register_method
 from sdceval.core.scaling import column_exponents, from_unit, to_unit
 from sdceval.methods._numeric import numeric_release
 
-__all__ = ["rank_swap", "swap_ranks", "swap_window", "rank_swap_column"]
+__all__ = ["p_step", "rank_swap", "swap_ranks", "swap_window", "rank_swap_column"]
 
 # Rejection draws tried before listing the free ranks of a window explicitly.
 _TRIES = 8
@@ -105,13 +105,23 @@ def rank_swap_column(x: np.ndarray, p: float, seed: np.random.Generator,
     return out
 
 
+def p_step(p: float, n: int, params: dict) -> tuple[float, float]:
+    """The values of ``p`` that give the same window as ``p`` on ``n`` records
+    (`swap_window`: ``w = max(1, floor(p m))`` on the ``m = n - 2 cut`` ranks swapped):
+    ``[w/m, (w+1)/m)``, and ``(0, 2/m)`` for the window of one rank.  Rank swapping's
+    release depends on p only through w, so bisection searches windows, not reals."""
+    cut, w = swap_window(n, p, params.get("top_bottom_percent") or 0.0)
+    m = max(n - 2 * cut, 1)
+    return (0.0 if w <= 1 else w / m, (w + 1) / m)
+
+
 @register_method(
     "rank_swap", family="perturbative", random=True,
     label="rank swapping",
     description="Rank swapping: each numeric attribute's values are swapped with values "
                 "whose ranks differ by at most p * n",
     params=[Param("p", float, default=0.2, low=0.0, high=1.0, low_inclusive=False,
-                  protection="increasing", unit="fraction of n",
+                  protection="increasing", unit="fraction of n", step=p_step,
                   grid=(0.01, 0.05, 0.075, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
                   description="maximum rank distance of a swap as a fraction of the number "
                               "of records (0.2 = a 20 % window)"),

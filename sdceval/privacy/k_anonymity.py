@@ -24,6 +24,7 @@ class KAnonymity(PrivacyModel):
     name = "k"
     title = "k-anonymity"
     params = (Param("k", int, None, low=1, high="n", protection="increasing", unit="records",
+                    unprotected=1,
                     grid=(10, 50, 100, 200, 500, 1000, 2000, 5000), scale="log",
                     description="minimum number of records per class"),)
     needs_sensitive = False

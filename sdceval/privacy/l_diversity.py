@@ -51,7 +51,7 @@ class LDiversity(PrivacyModel):
 
     name = "l"
     title = "ℓ-diversity"
-    params = (Param("l", float, None, low=1.0, protection="increasing",
+    params = (Param("l", float, None, low=1.0, protection="increasing", unprotected=1.0,
                     grid=(3.0, 3.5, 4.0, 4.25, 4.5, 4.75, 5.0, 5.5),
                     description="ℓ (real; probabilistic: every sensitive value has "
                                 "frequency <= 1/ℓ in its class)"),

@@ -1,0 +1,57 @@
+"""`compare` checks every measure's needs before the first evaluation (issue 28 item 7):
+a utility that needs a label on data without one, or a measure that does not accept a
+method's releases, fails at once with one line naming it and the fix, and no release is
+drawn or measured."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdceval
+from sdceval.cli import main
+from sdceval.core.errors import SdcevalError
+from sdceval.core.registry import MeasureSpec, MethodSpec
+
+
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100),
+                         "zip": rng.choice(["01", "02", "03"], 100)})
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if any release is drawn or any measure evaluated."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"{self.name} ran before the checks")
+    monkeypatch.setattr(MethodSpec, "apply", refuse)
+    monkeypatch.setattr(MeasureSpec, "evaluate", refuse)
+
+
+def test_a_utility_needing_a_label_fails_before_any_evaluation(frame, no_work):
+    with pytest.raises(SdcevalError) as err:
+        sdceval.compare(frame, ["mdav", "noise"], numeric=["a", "b"],
+                        utilities="query_error,ml_utility", curves=False)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert "ml_utility" in msg and "--label" in msg and "--utility" in msg
+
+
+def test_a_measure_refusing_a_methods_releases_names_both(frame, no_work):
+    # propensity reads numeric releases only: Mondrian's generalized release is refused
+    with pytest.raises(SdcevalError) as err:
+        sdceval.compare(frame, ["mdav", "mondrian"], numeric=["a", "b"], qi=["zip"],
+                        risk="reidentification", utilities="propensity", curves=False)
+    msg = str(err.value)
+    assert "propensity" in msg and "mondrian" in msg and "--methods" in msg
+
+
+def test_the_cli_says_it_in_one_line(frame, tmp_path, capsys, no_work):
+    frame.drop(columns="zip").to_csv(tmp_path / "f.csv", index=False)
+    code = main(["compare", "--data", str(tmp_path / "f.csv"), "--numeric", "a,b",
+                 "--methods", "mdav,noise", "--utility", "ml_utility",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "ml_utility" in err
