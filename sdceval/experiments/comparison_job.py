@@ -121,8 +121,9 @@ def comparison_section(result) -> Section:
         + ". Its release was then measured with "
         + ", ".join(axis_label(u) for u in utils)
         + ". Rank 1 is the least loss among the methods matched (within "
-        + (comp.matches[0].describe_tolerance().split(" (")[0] if comp.matches else "")
-        + " of the target, or the knob's smallest step when larger)"
+        + (f"±{100 * comp.matches[0].tolerance:g} % of the target"
+           if comp.matches else "the tolerance")
+        + ", or the knob's smallest step when larger)"
         + (f"; values are means over {comp.repeats} seeds with their 95 % intervals, and "
            "a method shares the best's rank when the paired 95 % t-interval of their "
            "per-seed differences contains 0 (every method sees the same seeds; the notes "
