@@ -77,11 +77,17 @@ def anonymize(data, method: str, seed=0, **kwargs) -> "Release":
     """Apply a registered method: ``anonymize(ds, "mdav", k=5)``, or on a pandas
     DataFrame with its roles as keywords, ``anonymize(df, "mdav", k=5,
     numeric=["income", "visits"])`` (`sdceval.core.frames`); every other keyword is a
-    parameter of the method."""
+    parameter of the method.  When columns kept unchanged (``passthrough=``, the CLI's
+    ``--keep``) raise re-identification, a `UserWarning` names them and the figures with
+    and without them (`sdceval.measures._kept_keys`; one extra evaluation)."""
     from sdceval.catalog import get_method
     from sdceval.core.frames import as_dataset, split_roles
+    from sdceval.measures._kept_keys import warn
     roles, params = split_roles(kwargs)
-    return get_method(method).apply(as_dataset(data, **roles), params, seed=seed)
+    dataset = as_dataset(data, **roles)
+    release = get_method(method).apply(dataset, params, seed=seed)
+    warn(dataset, release, seed=seed, stacklevel=2)
+    return release
 
 
 def evaluate(data, release, measure: str, *, key=None, **kwargs) -> "Measurement":

@@ -61,7 +61,10 @@ def test_defaults_follow_the_roles(mixed):
         "risk": "reidentification", "target": "mdav:k=5",
         "utilities": ("propensity", "emd")}
     plan = sdceval.compare.ranking.plan_comparison().on(census)
-    assert plan.risk == "reidentification" and list(plan.risks) == ["linkage_risk"]
+    assert plan.risk == "reidentification"
+    # every attack the registry declares that applies (issue 28 item 5), then the
+    # paper's linkage distance
+    assert list(plan.risks) == ["sample_uniques", "linkage_risk"]
     adult = sdceval.load_dataset("adult")
     assert comparison_defaults(adult)["target"] == "mondrian:k=5"
     with pytest.raises(sdceval.SdcevalError, match="needs qis"):

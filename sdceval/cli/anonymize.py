@@ -3,7 +3,9 @@
 The release file's rows are in a random order and a private key file beside it
 (``masked.csv`` -> ``masked.csv.private-key.csv``) says which record each row protects, for
 ``sdceval evaluate``; ``--keep-order`` writes record order and no key (for analysis
-only).  See `sdceval.core.release_order`.
+only).  See `sdceval.core.release_order`.  With ``--keep``, re-identification is measured
+with and without the kept columns after the release is written, and a warning names the
+kept columns that raise it and both figures (`sdceval.measures._kept_keys`).
 """
 from __future__ import annotations
 
@@ -91,4 +93,8 @@ def cmd_anonymize(args) -> int:
     else:
         _say(args, f"wrote {out} (rows in random order) and its key {key}: PRIVATE, do not "
                    "publish the key (evaluate finds it beside the release)")
+    # kept columns raising re-identification: a warning with both figures (main()
+    # prints it after the progress messages; nothing to do without kept columns)
+    from sdceval.measures._kept_keys import warn
+    warn(ds, rel, seed=args.seed)
     return 0

@@ -56,7 +56,8 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import Knob, MeasureSpec, MethodSpec, Param
 from sdceval.core.rng import measure_params, method_seed
-from sdceval.catalog import get_measure, get_method
+from sdceval.catalog import get_method
+from sdceval.compare.composite import risk_spec
 from sdceval.compare.tolerance import check_tolerance, tolerance_of, unprotected_value
 
 
@@ -230,6 +231,8 @@ class RiskCurve:
             self.on_evaluation(value, risk)
 
     def _risk(self, value) -> float:
+        # the one evaluation of the risk: ``self.risk`` is a measure or the worse of
+        # several (`sdceval.compare.composite.CompositeRisk`, the max of their values)
         # the repeats of the seed tree (sdceval.core.rng): the method's seed and the
         # risk measure's own (its linkage sample) at each; one repeat for a
         # deterministic method
@@ -423,7 +426,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     BisectionResult
     """
     spec = get_method(method)
-    rspec = get_measure(risk)
+    rspec = risk_spec(risk)  # a registered measure or max(a,b) (composite.py)
     knob, fixed = tuning(spec, fixed_params)
     param = knob.param
     if repeats < 1:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sdceval.catalog import get_measure, get_method
+from sdceval.compare.attacks import attack_differences, attack_sentence
 from sdceval.compare.bisection import BisectionResult
 from sdceval.compare.paired import (MAX_REPEATS, NO_TEST, PAIRED_TEST,  # noqa: F401
                                     PairedTest, UtilityRanks, and_list, interval,
@@ -122,6 +123,11 @@ class Comparison:
     #: method -> the matched risk's ``details["sample"]`` when it was estimated from a
     #: sample of records (large tables: `sdceval.measures._nearest`)
     risk_sample: dict[str, dict] = field(default_factory=dict)
+    #: method -> risk reading -> why it is not read on that method's release ("n/a")
+    not_applicable: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the footnote when kept columns are in the intruder's knowledge
+    #: (`sdceval.measures._kept_keys.comparison_note`, set by `run_comparison`)
+    kept_note: str | None = None
 
     def intervals(self) -> dict[str, dict[str, tuple[float, float]]]:
         """method -> "risk" / utility -> its 95 % interval over the repeats (`interval`;
@@ -225,7 +231,7 @@ class Comparison:
                 "matched points); "
                 "sample=0 links every record, exactly but slowly on large tables.")
         used = [(self.risk_measure, self.risk_params)] + list(self.utility_params.values())
-        return notes + fitted_notes(used)
+        return notes + ([self.kept_note] if self.kept_note else []) + fitted_notes(used)
 
     def order(self) -> dict[str, list[list[str]]]:
         """Per utility label, the ranked methods as groups of equal rank, best first
@@ -255,6 +261,14 @@ class Comparison:
         return f"{where} ({'; '.join(bits)})"
 
     def answer(self) -> str:
+        """The ranking sentence (`ranking_sentence`), then, when methods matched on
+        one risk differ on another attack by more than its interval, a second sentence
+        naming it (`sdceval.compare.attacks.attack_sentence`)."""
+        first = self.ranking_sentence()
+        second = attack_sentence(self) if len(self.ranked()) >= 2 else ""
+        return f"{first} {second}" if second else first
+
+    def ranking_sentence(self) -> str:
         """The ranking in one sentence (issue 20), read from `order` (the rank structure
         the table's ranks come from, issue 28): the methods first on every utility
         measure, tied or not, and who is next; else who is first on each measure.  A
@@ -323,6 +337,12 @@ class Comparison:
                           zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"])]
             else:
                 out[c] = df[c].to_numpy()
+            missing = {m: why for m, got in self.not_applicable.items()
+                       for k, why in got.items() if k == c}
+            if missing:  # never a silently missing number
+                out[c] = pd.Series([f"n/a ({missing[m]})" if m in missing else v
+                                    for m, v in zip(df["method"], out[c])],
+                                   dtype=object, index=out.index)
             if c in structure:
                 # a loss below its noise floor reads as none, its figure kept beside
                 floor = set(structure[c].no_measurable_loss)
@@ -356,6 +376,8 @@ class Comparison:
                 "matches": matches,
                 "utilities": self.utilities, "utility_details": self.measure_details,
                 "risk_readings": self.risk_readings,
+                "readings_not_applicable": self.not_applicable,
+                "attack_differences": [d.to_dict() for d in attack_differences(self)],
                 "samples": self.samples,
                 "ranks": {u: r.to_dict() for u, r in self.rank_structure().items()},
                 "risk_curves": {k: [list(p) for p in v] for k, v in self.curves.items()},

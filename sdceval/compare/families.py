@@ -18,7 +18,9 @@ of the risk, the target and the utilities follow the data set:
   set (issue 28 item 8: on Census, releases at "equal" record-linkage distance
   re-identify from 12.6 % to 61.4 % of the records); where every release is numeric,
   Domingo-Ferrer et al.'s ``linkage_risk`` is read at each matched release
-  (`default_readings`); the reproduction of the paper matches on it explicitly
+  (`default_readings`), beside every attack the registry declares (re-identification,
+  attribute inference, sample uniques: SPEC §5, every attack at the matched point); the
+  reproduction of the paper matches on it explicitly
   (experiments/domingo_ferrer_table1.toml);
 * target: the risk of ``mdav:k=5`` where numeric attributes exist, else of
   ``mondrian:k=5``;
@@ -29,7 +31,7 @@ of the risk, the target and the utilities follow the data set:
 """
 from __future__ import annotations
 
-from sdceval.catalog import METHODS, get_measure, get_method
+from sdceval.catalog import MEASURES, METHODS, get_measure, get_method
 from sdceval.core.errors import SdcevalError
 
 #: the paper's four perturbative methods and its two utilities (Domingo-Ferrer et al.)
@@ -79,15 +81,29 @@ def default_risk(dataset) -> str:
     return "reidentification"
 
 
-def default_readings(methods, risk: str) -> str | None:
-    """The extra risk read at every matched release when none is given: the paper's
-    record-linkage distance (``linkage_risk``) when the comparison matches on another
-    risk and every method's release is one it reads (module notes)."""
+def default_readings(methods, risk: str, dataset=None) -> list[str]:
+    """The extra risks read at every matched release when none are given (module
+    notes): every measure its registry entry declares an attack (`MeasureSpec.attack`:
+    ``reidentification``, ``attribute_inference``, ``sample_uniques``) other than the
+    risk matched, that the data set's roles allow (``attribute_inference`` needs a
+    sensitive attribute) and that accepts the release of at least one of ``methods``
+    (a method whose release it does not read shows "n/a" and why); then the paper's
+    record-linkage distance (``linkage_risk``) when every release is one it reads."""
+    kinds = {get_method(m).kind for m in methods}
+    out = []
+    for spec in MEASURES.values():
+        if not spec.attack or spec.name == risk or not kinds & set(spec.kinds):
+            continue
+        if dataset is not None:
+            try:
+                spec.check_data(dataset)
+            except SdcevalError:  # the schema lacks what it reads: not an attack here
+                continue
+        out.append(spec.name)
     linkage = get_measure("linkage_risk")
-    if risk == linkage.name or not all(get_method(m).kind in linkage.kinds
-                                       for m in methods):
-        return None
-    return linkage.name
+    if risk != linkage.name and all(k in linkage.kinds for k in kinds):
+        out.append(linkage.name)
+    return out
 
 
 def default_target(dataset) -> str:

@@ -33,6 +33,7 @@ import numpy as np
 from sdceval.catalog import get_measure, get_method
 from sdceval.compare.bisection import (BisectionResult, RiskCurve, bisect_risk,
                                        check_tolerance, tuning)
+from sdceval.compare.composite import is_composite, risk_spec
 from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F401
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
@@ -102,6 +103,8 @@ class MethodMatch:
     samples: dict[str, list[float]] = field(default_factory=dict)
     #: the matched risk's sample of records (its ``details["sample"]``), if it had one
     risk_sample: dict | None = None
+    #: extra risk label -> why it does not read this method's release ("n/a")
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 def _readings(label: str, m) -> dict[str, float]:
@@ -125,10 +128,10 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     ``repeats`` seeds).  ``risks`` are extra risk measures evaluated there.  A pure
     task: the experiment executors run one per method in parallel."""
     spec = get_method(method)
-    risk_spec = get_measure(risk)
+    rspec = risk_spec(risk)
     knob, fixed = tuning(spec, fixed_params)
     param = knob.param
-    curve = RiskCurve(dataset, spec, knob, risk_spec, risk_params, fixed, seed, repeats)
+    curve = RiskCurve(dataset, spec, knob, rspec, risk_params, fixed, seed, repeats)
     # progress per evaluation, to the run being reported (`sdceval.core.progress`)
     run = active()
     run.candidate(method)
@@ -146,6 +149,9 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     rvals: dict[str, list] = {}
     det: dict[str, dict] = {}
     risk_samples: list[float] = []
+    # an extra risk that does not read this method's release: "n/a" and why
+    not_applicable = {label: why for label, (name, _) in (risks or {}).items()
+                      if (why := _not_read(name, spec))}
     rel = None
     for r in range(repeats):
         # common random numbers from the seed tree (sdceval.core.rng): repeat r draws
@@ -158,14 +164,15 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
             m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, seed, r))
             vals[label].append(m.value)
             det[label] = m.to_dict()
-        matched = risk_spec.evaluate(dataset, rel, _reseeded(risk, risk_params, seed, r))
+        matched = rspec.evaluate(dataset, rel, _reseeded(risk, risk_params, seed, r))
         risk_samples.append(float(matched.value))
         sampled = matched.details.get("sample") if isinstance(matched.details, dict) else None
         # the matched measure itself: only its readings (its value is the `risk` column)
         measured = [("", matched)]
         measured += [(label, get_measure(name).evaluate(dataset, rel,
                                                         _reseeded(name, rp, seed, r)))
-                     for label, (name, rp) in (risks or {}).items()]
+                     for label, (name, rp) in (risks or {}).items()
+                     if label not in not_applicable]
         for label, m in measured:
             for k, v in _readings(label, m).items():
                 rvals.setdefault(k, []).append(v)
@@ -173,14 +180,24 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
                        {u: float(np.mean(v)) for u, v in vals.items()}, det,
                        {k: float(np.mean(v)) for k, v in rvals.items()},
                        {"risk": risk_samples, **{u: [float(x) for x in v]
-                                                 for u, v in vals.items()}}, sampled)
+                                                 for u, v in vals.items()},
+                        **{k: [float(x) for x in v] for k, v in rvals.items()}},
+                       sampled, not_applicable)
+
+
+def _not_read(measure: str, method) -> str:
+    """Why ``measure`` does not read releases of ``method`` ("" when it does)."""
+    kinds = get_measure(measure).kinds
+    if method.kind in kinds:
+        return ""
+    return f"{measure} does not read {method.kind} releases"
 
 
 def _reseeded(measure: str, params: dict, seed: int, repeat: int) -> dict:
     """``params`` of ``measure`` at ``repeat`` of the seed tree rooted at ``seed``: its
     seed parameters, as its registry entry declares them, moved by ``seed + repeat``
     (`sdceval.core.rng.measure_params`)."""
-    return measure_params(get_measure(measure), params, seed, repeat)
+    return measure_params(risk_spec(measure), params, seed, repeat)
 
 
 def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
@@ -203,6 +220,8 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
         curves={mm.result.method: mm.curve for mm in matches},
         measure_details={mm.result.method: mm.details for mm in matches},
         risk_readings={mm.result.method: mm.risks for mm in matches},
+        not_applicable={mm.result.method: mm.not_applicable for mm in matches
+                        if mm.not_applicable},
         risk_sample={mm.result.method: mm.risk_sample for mm in matches
                      if mm.risk_sample and mm.result.bracketed},
         utility_params=dict(utilities),
@@ -249,7 +268,7 @@ class ComparisonPlan:
         chosen = comparison_defaults(dataset, self.methods, self.risk, None,
                                      self.utilities)
         risk = chosen["risk"]
-        readings = default_readings(chosen["methods"], risk)
+        readings = default_readings(chosen["methods"], risk, dataset)
         out = dataclasses.replace(self, methods=tuple(chosen["methods"]), risk=risk,
                                   risk_params=_risk_spec(risk).resolve(self.risk_params),
                                   utilities=parse_measure_list(chosen["utilities"]),
@@ -299,6 +318,8 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
     rparams = dict(risk_params or {})
     if risk is not None:
         risk, given = parse_reference(str(risk))
+        if is_composite(risk):  # max(a,b): the worse of several risks (composite.py)
+            risk = risk_spec(risk).name
         rparams = {**given, **rparams}
         _risk_spec(risk).resolve(rparams)
     if utilities is not None:
@@ -322,7 +343,7 @@ PLAN_KEYWORDS = ("methods", "risk", "risk_params", "target", "utilities", "risks
 
 
 def _risk_spec(risk: str):
-    spec = get_measure(risk)
+    spec = risk_spec(risk)
     if spec.category != "risk":
         raise SdcevalError(f"measure {risk!r} is not a risk measure (category "
                            f"{spec.category!r}); use e.g. linkage_risk")
@@ -370,7 +391,7 @@ def target_risk(dataset, plan: ComparisonPlan) -> float:
         return float(plan.target)
     name, params = plan.reference_release
     rel = get_method(name).apply(dataset, params, seed=method_seed(plan.seed, 0))
-    return float(get_measure(plan.risk).evaluate(
+    return float(risk_spec(plan.risk).evaluate(
         dataset, rel, _reseeded(plan.risk, plan.risk_params, plan.seed, 0)).value)
 
 
@@ -379,8 +400,10 @@ def check_needs(dataset, plan: ComparisonPlan) -> None:
     against every release it will read (`MeasureSpec.check_data`: the release kinds it
     accepts, the data-set roles it needs — label, sensitive attribute, QIs, numeric
     attributes — under its parameters); the methods' own needs were checked by
-    `comparison_defaults`.  The first that fails is one error naming the measure, the
-    method and the fix, instead of a failure after minutes of matching."""
+    `comparison_defaults`; an extra risk reading is checked against the data set only
+    (a release it does not read shows "n/a" and why).  The first that fails is one
+    error naming the measure, the method and the fix, instead of a failure after minutes
+    of matching."""
     measures = [("risk measure", plan.risk, plan.risk, plan.risk_params,
                  "--risk-measure, risk="),
                 *[("utility", label, n, p, "--utility, utilities=")
@@ -389,12 +412,14 @@ def check_needs(dataset, plan: ComparisonPlan) -> None:
                   for label, (n, p) in plan.risks.items()]]
     reference = [plan.reference_release[0]] if plan.reference_release else []
     for role, label, name, params, option in measures:
-        spec = get_measure(name)
+        spec = risk_spec(name)
         try:   # the data set's roles: no method can help
             spec.check_data(dataset, params)
         except SdcevalError as exc:
             raise SdcevalError(f"compare: {role} {label!r}: {exc}; or choose another "
                                f"({option})") from None
+        if role == "extra risk":  # read where it applies, "n/a" and why elsewhere
+            continue
         for method in dict.fromkeys([*plan.methods,
                                      *(reference if role == "risk measure" else [])]):
             try:
@@ -443,9 +468,14 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
             matches = [_said(say, task_match(**t)) for t in tasks]
         else:
             matches = [_said(say, mm) for mm in map_tasks(task_match, tasks)]
-    return assemble(dataset.name, matches, target=target, reference=plan.reference,
+    comp = assemble(dataset.name, matches, target=target, reference=plan.reference,
                     risk=plan.risk, risk_params=plan.risk_params, utilities=plan.utilities,
                     seed=plan.seed, repeats=plan.repeats)
+    # the risks count the kept columns (their default): say so under the table
+    from sdceval.measures._kept_keys import comparison_note
+    comp.kept_note = comparison_note(
+        dataset, [(plan.risk, plan.risk_params), *(plan.risks or {}).values()])
+    return comp
 
 
 def _said(say, mm: MethodMatch) -> MethodMatch:

@@ -202,9 +202,16 @@ class MeasureSpec:
     #: ``f(dataset, resolved params)`` raising a `SdcevalError` that names the fix
     #: (ml_utility: a label or a sensitive attribute to predict), or None
     data_check: Any = None
+    #: an attack read at every matched release of a comparison, beside the matched risk
+    #: (`sdceval.compare.families.default_readings`; SPEC §5, "every attack at the
+    #: matched point"); only a risk that is a share of records, higher = riskier
+    attack: bool = False
 
     def __post_init__(self):
         where = f"measure {self.name!r}"
+        if self.attack and (self.category != "risk" or self.direction != "lower_is_better"):
+            raise RegistrationError(f"{where}: an attack reading must be a risk measure, "
+                                    "higher = riskier (direction lower_is_better)")
         if self.partial is not None and not isinstance(self.partial, PartialForm):
             raise RegistrationError(f"{where}: partial must be a PartialForm "
                                     f"(sdceval.core.partial), got {type(self.partial).__name__}")
@@ -400,7 +407,7 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
                      category: str, direction: str, kinds: Iterable[str],
                      needs: Iterable[str] = (), label: str = "", unit: str = "",
                      partial: PartialForm | None = None, no_partial: str = "",
-                     aggregate=None, data_check=None):
+                     aggregate=None, data_check=None, attack: bool = False):
     """Register ``func(dataset, release, *, <params>)`` as measure ``name``, shown to
     people as ``label`` (default: the name).  The returned function runs through
     `MeasureSpec.evaluate` (parameters parsed, release kind and needs checked).
@@ -408,14 +415,15 @@ def register_measure(name: str, *, params: Iterable[Param] = (), description: st
     evaluation computes exactly the measures that declare one); ``no_partial``: why a
     measure is not, said when it is asked for in parts; ``aggregate``: how the value
     follows from ``per_record`` (`MeasureSpec.aggregate`); ``data_check``: what it
-    needs of the data set under its parameters beyond ``needs`` (`MeasureSpec.data_check`)."""
+    needs of the data set under its parameters beyond ``needs`` (`MeasureSpec.data_check`);
+    ``attack``: read at every matched release of a comparison (`MeasureSpec.attack`)."""
     def deco(func):
         ps = tuple(params)
         check_signature("measure", name, func, ps)
         spec = MEASURES.add(name, MeasureSpec(name, func, ps, description, category,
                                               direction, tuple(kinds), tuple(needs),
                                               label, unit, partial, no_partial,
-                                              aggregate, data_check))
+                                              aggregate, data_check, attack))
         sig = inspect.signature(func)
 
         @functools.wraps(func)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdceval.compare import ranking
+from sdceval.compare.attacks import attack_sentence
 from sdceval.compare.ranking import Comparison, ComparisonPlan, typed_value
 from sdceval.core.fileio import write_csv
 from sdceval.core.loaders import open_ref
@@ -138,7 +139,12 @@ def comparison_section(result) -> Section:
     risks = table[["method", *[c for c in table.columns if c not in ranking.columns]]]
     s.add(heading("Risk at the matched point"), paragraph(
         "Every risk reading of each matched release (the first is the one the methods "
-        "were matched on; the others show how equal that risk is on other measures)."))
+        "were matched on; the others, every attack the measures declare — "
+        "re-identification, attribute inference on the sensitive attribute, sample "
+        "uniques on the published keys — show how equal that risk is on other measures; "
+        "\"n/a\" says why a measure does not read a release)."
+        + (" " + attack_sentence(comp) if len(comp.ranked()) >= 2
+           and attack_sentence(comp) else "")))
     s.add_table(risks, text_columns=("method",),
                 labels={"risk": f"matched risk: {axis_label(comp.risk_measure)}"})
     s.terms += [comp.risk_measure, *utils, *comp.ranked()]

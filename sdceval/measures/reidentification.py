@@ -53,7 +53,12 @@ value from the release than from the table's overall distribution (0: no gain).
 Decisions (SPEC §4 leaves these open)
 -------------------------------------
 * Passthrough columns are linkage attributes: they are published in clear, and a column
-  kept on request (``--keep``) may well be a quasi-identifier the intruder knows.
+  kept on request (``--keep``) may well be a quasi-identifier the intruder knows (a
+  household id beside Mondrian k=5 re-identifies most records).  Every kept column is
+  taken as known, none can be declared unknown: a column published exactly as in the
+  original links perfectly, and evaluation never overstates protection; ``kept=False``
+  gives the figure without them, which ``sdceval anonymize`` prints beside it in a
+  warning (`sdceval.measures._kept_keys`).
 * External tables promise nothing: numeric-role columns are compared by distance, QI and
   passthrough columns by equality of the value; a value outside the original's domain
   (e.g. a generalized label ``[20-29]`` in a table not read with
@@ -191,10 +196,12 @@ def _standardize(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def linkage_attributes(dataset, release: Release) -> Linkage:
+def linkage_attributes(dataset, release: Release, kept=True) -> Linkage:
     """The linkage attributes ``release`` publishes (module notes) and how each is
     compared: ``"cell"`` (a generalized cell), ``"equal"`` (an exact value) or
-    ``"distance"`` (a numeric-role value)."""
+    ``"distance"`` (a numeric-role value).  ``kept``: the passthrough columns in the
+    intruder's knowledge: True every one (the default), False none, or a collection of
+    their names (`sdceval.measures._kept_keys`)."""
     schema, data = dataset.schema, release.data
     how, lo, hi, x, m = {}, [], [], [], []
 
@@ -213,7 +220,7 @@ def linkage_attributes(dataset, release: Release) -> Linkage:
             code = encode(dataset.hierarchy(q), data[q])
             add(q, code, code, "equal")
     for c in schema.passthrough:
-        if c in data.columns:
+        if c in data.columns and (kept is True or (kept is not False and c in kept)):
             code = encode(dataset.hierarchy(c), data[c])
             add(c, code, code, "equal")
     n = dataset.n
@@ -478,14 +485,14 @@ def _check_intruder(intruder: str) -> None:
 
 
 def links(dataset, release: Release, sens: Sensitive | None = None,
-          intruder: str = "weighted", sample: int = 0, seed: int = 0) -> Links:
+          intruder: str = "weighted", sample: int = 0, seed: int = 0, kept=True) -> Links:
     """The sums over every record's ``C_i`` for the given intruder (module notes).
 
     Where published numeric values make it a nearest-neighbour search, a table of more
     than ``sample`` records (``sample`` > 0) is linked on a random sample of them
     (`sdceval.measures._nearest.record_sample`); cells are always linked exactly."""
     _check_intruder(intruder)
-    L = linkage_attributes(dataset, release)
+    L = linkage_attributes(dataset, release, kept)
     if L.xs is None:
         out = _cell_links(L, sens, dataset.n, intruder == "weighted")
     else:
@@ -516,24 +523,31 @@ INTRUDER = Param(
     description="weighted: a compatible row j is picked with weight 1/m_j, m_j the "
                 "original records it fits (default; our decision, module notes); "
                 "uniform: every row of C_i equally likely (SPEC §4 as written)")
+KEPT = Param(
+    "kept", bool, True,
+    description="the columns published unchanged (--keep, role passthrough) are in the "
+                "intruder's knowledge and link by equality (default: an exact column links "
+                "perfectly); false: measure without them, for the figure they add")
 
 
 @register_measure(
-    "reidentification", category="risk", direction="lower_is_better", kinds=KINDS,
+    "reidentification", category="risk", direction="lower_is_better", kinds=KINDS, attack=True,
     aggregate="mean",
     label="re-identification rate", unit="share of records",
-    params=[INTRUDER, SAMPLE_PARAM, SEED_PARAM],
+    params=[INTRUDER, KEPT, SAMPLE_PARAM, SEED_PARAM],
     description="re-identification on every release (SPEC §4): per record the probability "
                 "that an intruder picking among C_i, the compatible released records "
                 "nearest to it on the published linkage attributes (row j weighted by "
                 "1/m_j, m_j the records it fits; intruder=uniform: 1/|C_i|), picks its "
                 "own; value = expected share of records re-identified")
 def reidentification(dataset, release: Release, *, intruder: str = "weighted",
-                     sample: int = SAMPLE, seed: int = 0) -> Measurement:
+                     kept: bool = True, sample: int = SAMPLE, seed: int = 0) -> Measurement:
     """Re-identification risk ``mean_i 1[i ∈ C_i] w_i / Σ_{j∈C_i} w_j`` (SPEC §4,
     module notes): ``w_j = 1/m_j`` (``intruder="weighted"``, the default: ``m_j`` the
     original records compatible with row ``j``) or 1 (``"uniform"``: ``1/|C_i|``,
     SPEC §4 as written).  The two agree wherever released cells do not overlap.
+    ``kept=False`` leaves the passthrough columns out of the intruder's knowledge (the
+    figure without them, `sdceval.measures._kept_keys`).
 
     The value is the expected share of records an intruder re-identifies picking among
     the released records nearest to each target (about 1/k for MDAV and k-anonymous
@@ -552,7 +566,7 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted",
         these are over the sample, ``sample`` gives the value's standard error and
         95 % interval, and ``per_record`` is NaN for the records not linked.
     """
-    lk = links(dataset, release, intruder=intruder, sample=sample, seed=seed)
+    lk = links(dataset, release, intruder=intruder, sample=sample, seed=seed, kept=kept)
     per = np.divide(lk.own_weight, lk.size, out=np.zeros(dataset.n), where=lk.own)
     own, count = lk.own[lk.linked], lk.count[lk.linked]
     details = {"unique_reidentifications": float(np.mean(own & (count == 1))),
@@ -563,21 +577,21 @@ def reidentification(dataset, release: Release, *, intruder: str = "weighted",
 
 
 @register_measure(
-    "attribute_inference", category="risk", direction="lower_is_better", kinds=KINDS,
+    "attribute_inference", category="risk", direction="lower_is_better", kinds=KINDS, attack=True,
     aggregate="mean",
     label="attribute inference rate", unit="share of records",
     needs=("sensitive",),
     params=[Param("tol", float, 0.05, low=0.0, high=1.0, unit="fraction of the range",
                   description="a numeric sensitive value matches within tol x the "
                               "original's range (max - min)"),
-            INTRUDER, SAMPLE_PARAM, SEED_PARAM],
+            INTRUDER, KEPT, SAMPLE_PARAM, SEED_PARAM],
     description="attribute inference on every release (SPEC §4): per record P(the "
                 "sensitive value read from a pick among the nearest compatible released "
                 "records, weighted as in reidentification, matches) minus its share in "
                 "the table; value = mean gain")
 def attribute_inference(dataset, release: Release, *, tol: float = 0.05,
-                        intruder: str = "weighted", sample: int = SAMPLE, seed: int = 0
-                        ) -> Measurement:
+                        intruder: str = "weighted", kept: bool = True,
+                        sample: int = SAMPLE, seed: int = 0) -> Measurement:
     """Attribute-inference gain ``mean_i [Σ_{j∈C_i} w_j P_j(s_i) / Σ_{j∈C_i} w_j −
     Q(s_i)]`` (SPEC §4, module notes), ``w_j`` as in `reidentification` (``1/m_j`` by
     default, 1 for ``intruder="uniform"``: SPEC's uniform pick).
@@ -604,7 +618,8 @@ def attribute_inference(dataset, release: Release, *, tol: float = 0.05,
             "sensitive_published": False, "tol": tol, "intruder": intruder,
             "note": "the release does not publish the sensitive attribute: the intruder "
                     "learns nothing from it (0 for every record)"})
-    lk = links(dataset, release, sens, intruder=intruder, sample=sample, seed=seed)
+    lk = links(dataset, release, sens, intruder=intruder, sample=sample, seed=seed,
+               kept=kept)
     posterior = np.divide(lk.T, lk.size, out=sens.base.astype(np.float64).copy(),
                           where=lk.count > 0)
     per = posterior - sens.base
