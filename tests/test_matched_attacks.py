@@ -22,7 +22,6 @@ from sdceval.compare.families import default_readings
 from sdceval.compare.ranking import _reseeded, plan_comparison
 from sdceval.core.errors import SdcevalError
 from sdceval.core.frames import as_dataset
-from sdceval.core.release import Release
 from sdceval.core.rng import method_seed
 
 ROLES = dict(qi=["zip", "age", "sex"], numeric=["income", "visits"], sensitive="diagnosis")
@@ -113,14 +112,25 @@ def test_sample_uniques_matches_brute_force(values, generalize):
         ds = as_dataset(df, qi=["a", "b"], sensitive="c")
         rel = get_method("mondrian").apply(ds, {"models": ["k=2"]} if len(df) >= 2 else {})
         keys = rel.data[["a", "b"]].astype(str)
-    else:  # masked numeric values published exactly
-        ds = as_dataset(df, numeric=["a", "b"])
-        rel = Release.perturbative(ds, df[["a", "b"]].astype(float), method="copy")
+    else:  # kept (passthrough) columns published exactly beside a masked numeric one
+        ds = as_dataset(df, numeric=["c"], passthrough=["a", "b"])
+        rel = sdceval.anonymize(ds, "noise", gamma=0.5, seed=1)
         keys = df[["a", "b"]]
     m = get_measure("sample_uniques").evaluate(ds, rel)
     expected = brute_uniques(keys)
     assert np.array_equal(m.per_record, expected)
     assert m.value == pytest.approx(expected.mean())
+
+
+def test_masked_numeric_values_are_not_keys():
+    """A perturbed continuous value is unique almost surely: counting it would call every
+    perturbative release 100 % unique (and an answer would then call noise riskier than
+    MDAV on that alone)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=200), "y": rng.normal(size=200)})
+    ds = as_dataset(df, numeric=["x", "y"])
+    m = get_measure("sample_uniques").evaluate(ds, sdceval.anonymize(ds, "noise", gamma=0.5))
+    assert m.value == 0.0 and m.details["keys"] == {}
 
 
 # -- B: the answer's second sentence ------------------------------------------------

@@ -109,11 +109,11 @@ def attack_sentence(comp) -> str:
         return ""
     parts = []
     for d in found:
-        how = (f"paired 95 % interval of the difference {100 * d.lo:.2g} to "
-               f"{100 * d.hi:.2g} points over {d.repeats} repeats" if d.repeats > 1 else
+        how = (f"paired 95 % interval of the difference {100 * d.lo:.1f} to "
+               f"{100 * d.hi:.1f} points over {d.repeats} repeats" if d.repeats > 1 else
                "a single-seed reading, not tested: run with repeats to get an interval")
         parts.append(f"{display_name(d.worse)}'s {display_name(d.reading)} is "
-                     f"{100 * d.difference:.3g} points (percent of records) higher than "
+                     f"{100 * d.difference:.1f} points (percent of records) higher than "
                      f"{display_name(d.better)}'s ({d.worse_value:.1%} against "
                      f"{d.better_value:.1%}; {how})")
     matched = (risk_spec(comp.risk_measure).label if is_composite(comp.risk_measure)

@@ -2,15 +2,21 @@
 issue 28 item 5): the share of records whose released row is the only one in the release
 with its combination of published key values.
 
-The keys are the linkage attributes the release publishes, compared as the intruder of
-`sdceval.measures.reidentification` compares them (`linkage_attributes`): a generalized
-cell by its leaf-code range (a suppressed row's root range is one more combination), an
-exact value (bucketized QIs, kept columns) by its code, a published numeric-role value
-by its value.  A row whose combination no other row shares is a *sample unique* (the
-count of sdcMicro's ``fk = 1``, Templ, Kowarik & Meindl 2015, "Statistical Disclosure
-Control for Micro-Data Using the R Package sdcMicro", §3.1): an intruder who knows the
-keys of a record in the release can single it out.  A release publishing no key has one
-combination, hence no unique (beyond a one-row table).
+The keys are the categorical key attributes the release publishes, compared as the
+intruder of `sdceval.measures.reidentification` compares them (`linkage_attributes`): a
+generalized cell by its leaf-code range (a suppressed row's root range is one more
+combination), an exact value (bucketized QIs, kept columns) by its code.  A row whose
+combination no other row shares is a *sample unique* (the count of sdcMicro's ``fk =
+1`` over its categorical key variables, Templ, Kowarik & Meindl 2015, "Statistical
+Disclosure Control for Micro-Data Using the R Package sdcMicro", §3.1): an intruder who
+knows the keys of a record in the release can single it out.
+
+Masked numeric values are not keys here: a continuous value, once perturbed, is unique
+almost surely whatever the protection, so counting it would call every perturbative
+release 100 % unique and say nothing; their disclosure risk is the record-linkage
+measures' (`reidentification`, `linkage_risk`).  A release publishing no categorical key
+has one combination, hence no unique (beyond a one-row table); ``details["keys"]``
+names the keys used.
 """
 from __future__ import annotations
 
@@ -26,10 +32,10 @@ from sdceval.measures.reidentification import KEPT, linkage_attributes
 @register_measure(
     "sample_uniques", category="risk", direction="lower_is_better", kinds=KINDS,
     aggregate="mean", attack=True, params=[KEPT],
-    label="sample uniques on the published keys", unit="share of records",
+    label="sample uniques on the published categorical keys", unit="share of records",
     description="share of records whose released row is unique in the release on the "
-                "published key attributes (QI cells or values, kept columns, published "
-                "numeric-role values); per record 1 if unique else 0")
+                "published categorical keys (QI cells or values, kept columns; masked "
+                "numeric values are not keys); per record 1 if unique else 0")
 def sample_uniques(dataset, release: Release, *, kept: bool = True) -> Measurement:
     """``mean_i 1[f_i = 1]``, ``f_i`` the number of released rows with row ``i``'s
     published key combination (module notes).  ``kept=False`` leaves the kept
@@ -46,13 +52,11 @@ def sample_uniques(dataset, release: Release, *, kept: bool = True) -> Measureme
     n = dataset.n
     cols = [lk.lo[:, j] for j in range(lk.lo.shape[1])]
     cols += [lk.hi[:, j] for j in range(lk.hi.shape[1])]
-    if lk.ys is not None:
-        cols += [lk.ys[:, j] for j in range(lk.ys.shape[1])]
     ids, count = combine(cols, n)
     size = np.bincount(ids, minlength=count)[ids] if n else np.zeros(0, dtype=np.int64)
     per = (size == 1).astype(np.float64)
     return Measurement("sample_uniques", float(per.mean()) if n else 0.0, per, details={
-        "uniques": int(per.sum()), "combinations": int(count), "keys": dict(lk.how)})
+        "uniques": int(per.sum()), "combinations": int(count), "keys": {a: h for a, h in lk.how.items() if h != "distance"}})
 
 
 __all__ = ["sample_uniques"]
