@@ -27,9 +27,11 @@ def add_parser(sub):
                         "and Anatomy with quasi-identifiers and a sensitive attribute)")
     s.add_argument("--risk-measure",
                    help="risk measure, parameters after a colon (e.g. "
-                        "linkage_risk:aggregate=mean) (default: reidentification, the "
-                        "share of records re-identified; linkage_risk is then read beside "
-                        "it when every release is numeric)")
+                        "linkage_risk:aggregate=mean), or the worse of several shares, "
+                        "'max(reidentification,attribute_inference)' (default: "
+                        "reidentification, the share of records re-identified; the other "
+                        "attacks, and linkage_risk when every release is numeric, are read "
+                        "beside it)")
     s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
                         "method:param=value whose risk is the target (default: mdav:k=5); "

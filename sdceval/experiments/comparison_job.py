@@ -35,9 +35,9 @@ from sdceval.experiments.jobs import register_job_kind, task_progress
 
 RISK = Param("risk", str, default=None,
              description="risk measure matched, parameters after a colon "
-                         "(linkage_risk:aggregate=mean); default reidentification when the "
-                         "data set has quasi-identifiers, else linkage_risk "
-                         "(sdceval.compare.families)")
+                         "(linkage_risk:aggregate=mean), or the worse of several shares "
+                         "(max(reidentification,attribute_inference)); default "
+                         "reidentification (sdceval.compare.families)")
 TARGET = Param("target", str, default=None,
                description="target risk: a number on the risk measure's scale, or a "
                            "reference method:param=value whose risk is the target; default "
