@@ -38,6 +38,16 @@ def test_an_empty_column_is_inferred_ignored_and_said_so(tmp_path, capsys):
     assert code == 0, err
     assert 'ignore = ["sex", "region", "remarks"]' in out, out
     assert "empty" in out
+    # no kind is declared for it (nothing to read one from), and the printed schema is
+    # one the commands read back
+    assert "# remarks: empty (no value in any record), no kind" in out
+    assert 'remarks = "numeric"' not in out
+    schema = tmp_path / "e.toml"
+    schema.write_text(out)
+    code, _, err = cli_run(["anonymize", "--data", str(path), "--schema", str(schema),
+                            "--method", "mdav", "--param", "k=5",
+                            "--out", str(tmp_path / "r.csv")], capsys)
+    assert code == 0, err
     # a DataFrame: the same rule (an all-None text column too)
     frame = _people()
     frame["remarks"], frame["note"] = np.nan, None

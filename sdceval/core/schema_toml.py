@@ -90,7 +90,10 @@ def schema_toml(ds: Dataset, data: str | None = None, missing: str | None = None
     exact = set(getattr(ds, "read_as_text", ()))
     for c in s.columns:
         line = f"{_toml_key(c.name)} = {_toml_str(c.kind)}"
-        if c.kind == "numeric" or c.name in exact:
+        if c.name in frame.columns and not frame[c.name].notna().any():
+            # nothing to read a kind from (inferred ignored: issue 27 item 6)
+            out.append(f"# {_toml_key(c.name)}: empty (no value in any record), no kind")
+        elif c.kind == "numeric" or c.name in exact:
             out.append(line)
         else:
             out.append(f"# {line}  (from the data: text, NA and null markers missing)")
