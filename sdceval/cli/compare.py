@@ -106,6 +106,7 @@ def cmd_compare(args) -> int:
     print()
     print(_table(args, comp.display_table(), keep=2, labels=comp.labels(),
                  where="ranking.csv"))
+    _print_treatment(args, comp)
     notes = comp.footnotes()
     if notes:
         print("\n" + "\n".join(_answer(f"note: {n}") for n in notes))
@@ -116,3 +117,17 @@ def cmd_compare(args) -> int:
             f"only {len(ranked)} method reached the target ({', '.join(ranked) or 'none'}), "
             "so nothing is ranked: " + "; ".join(n for n in notes if "unranked" in n))
     return 0
+
+
+def _print_treatment(args, comp) -> None:
+    """When the methods publish different columns: the rows of the column × method
+    table where they differ (the full table is in results.json and the report), and
+    the note naming those columns."""
+    note = comp.treatment_note()
+    if not note:
+        return
+    table = comp.treatment_table()
+    differ = table[table.nunique(axis=1) > 1].reset_index()
+    print("\nwhat each method publishes (columns treated differently):")
+    print(_table(args, differ, keep=1))
+    print(_answer(f"note: {note}"))

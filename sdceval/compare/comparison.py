@@ -33,6 +33,7 @@ from sdceval.compare.paired import (MAX_REPEATS, NO_TEST, PAIRED_TEST,  # noqa: 
                                     rank_rule_note, rank_utility, repeats_to_separate)
 from sdceval.core.glossary import (axis_label, display_name, register_term, release_label,
                                    term)
+from sdceval.core.treatment import differing_columns
 from sdceval.measures._nearest import sample_phrase
 
 register_term("method", "method", "the anonymization method (sdceval list methods)")
@@ -49,6 +50,9 @@ register_term("matched", "matched",
               "whether the risk found is within the tolerance of the target (±5 % or the "
               "knob's smallest step, whichever is larger) with some protection; only "
               "matched methods are ranked (sdceval.compare.bisection)")
+register_term("column", "column",
+              "a column of the data set; the methods' columns say what each matched "
+              "release did to it (sdceval.core.treatment)")
 register_term("evaluations", "evaluations",
               "releases made and measured while searching for the matched point")
 
@@ -128,6 +132,9 @@ class Comparison:
     #: the footnote when kept columns are in the intruder's knowledge
     #: (`sdceval.measures._kept_keys.comparison_note`, set by `run_comparison`)
     kept_note: str | None = None
+    #: method -> column -> what its matched release did to the column
+    #: (`sdceval.core.treatment.column_treatment`)
+    treatment: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def intervals(self) -> dict[str, dict[str, tuple[float, float]]]:
         """method -> "risk" / utility -> its 95 % interval over the repeats (`interval`;
@@ -354,6 +361,26 @@ class Comparison:
         out["matched"] = df["matched"].to_numpy()
         return out
 
+    def treatment_table(self) -> pd.DataFrame:
+        """What each method's release did to each column: one row per column of the
+        schema, one column per method (`sdceval.core.treatment`; empty when no method
+        recorded it)."""
+        methods = [m.method for m in self.matches if m.method in self.treatment]
+        columns = list(dict.fromkeys(c for m in methods for c in self.treatment[m]))
+        table = pd.DataFrame({m: [self.treatment[m].get(c, "") for c in columns]
+                              for m in methods}, index=pd.Index(columns, name="column"))
+        return table
+
+    def treatment_note(self) -> str:
+        """The sentence saying the methods publish different columns, naming them (""
+        when every release publishes the same ones)."""
+        differ = differing_columns(self.treatment)
+        if not differ:
+            return ""
+        return ("The methods publish different columns (" + ", ".join(differ) + " "
+                "published by some and dropped by others), so their utilities compare "
+                "different columns, not only different methods.")
+
     def labels(self) -> dict[str, str]:
         """Headers of `display_table` that depend on the comparison: the matched risk
         named, each rank column just "rank" (it follows its utility)."""
@@ -378,7 +405,7 @@ class Comparison:
                 "risk_readings": self.risk_readings,
                 "readings_not_applicable": self.not_applicable,
                 "attack_differences": [d.to_dict() for d in attack_differences(self)],
-                "samples": self.samples,
+                "samples": self.samples, "treatment": self.treatment,
                 "ranks": {u: r.to_dict() for u, r in self.rank_structure().items()},
                 "risk_curves": {k: [list(p) for p in v] for k, v in self.curves.items()},
                 "ranking": table.astype(object).where(table.notna(), None)

@@ -45,6 +45,7 @@ from sdceval.core.loaders import open_ref
 from sdceval.core.progress import RunProgress, active, reporting
 from sdceval.core.registry import parse_assignments
 from sdceval.core.rng import measure_params, method_seed
+from sdceval.core.treatment import column_treatment
 
 def parse_reference(text: str) -> tuple[str, dict]:
     """``"mdav:k=5"`` -> ``("mdav", {"k": "5"})``."""
@@ -105,6 +106,9 @@ class MethodMatch:
     risk_sample: dict | None = None
     #: extra risk label -> why it does not read this method's release ("n/a")
     not_applicable: dict[str, str] = field(default_factory=dict)
+    #: column -> what the matched release did to it (`sdceval.core.treatment`; first
+    #: repeat), plain data so results.json and the results store keep it
+    treatment: dict[str, str] = field(default_factory=dict)
 
 
 def _readings(label: str, m) -> dict[str, float]:
@@ -153,6 +157,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     not_applicable = {label: why for label, (name, _) in (risks or {}).items()
                       if (why := _not_read(name, spec))}
     rel = None
+    treatment: dict[str, str] = {}
     for r in range(repeats):
         # common random numbers from the seed tree (sdceval.core.rng): repeat r draws
         # every method's release and seeds every measure's query workload, k-means, data
@@ -160,6 +165,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
         # deterministic method's release is the same at every repeat
         if rel is None or spec.random:
             rel = spec.apply(dataset, res.params, seed=method_seed(seed, r))
+        treatment = treatment or column_treatment(dataset, rel)
         for label, (name, up) in utilities.items():
             m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, seed, r))
             vals[label].append(m.value)
@@ -182,7 +188,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
                        {"risk": risk_samples, **{u: [float(x) for x in v]
                                                  for u, v in vals.items()},
                         **{k: [float(x) for x in v] for k, v in rvals.items()}},
-                       sampled, not_applicable)
+                       sampled, not_applicable, treatment)
 
 
 def _not_read(measure: str, method) -> str:
@@ -225,7 +231,8 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
         risk_sample={mm.result.method: mm.risk_sample for mm in matches
                      if mm.risk_sample and mm.result.bracketed},
         utility_params=dict(utilities),
-        samples={mm.result.method: mm.samples for mm in matches})
+        samples={mm.result.method: mm.samples for mm in matches},
+        treatment={mm.result.method: mm.treatment for mm in matches if mm.treatment})
 
 
 #: `bisect_risk`'s own keywords, which `compare` passes on to every method's search

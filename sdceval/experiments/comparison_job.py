@@ -147,6 +147,16 @@ def comparison_section(result) -> Section:
            and attack_sentence(comp) else "")))
     s.add_table(risks, text_columns=("method",),
                 labels={"risk": f"matched risk: {axis_label(comp.risk_measure)}"})
+    treatment = comp.treatment_table()
+    if not treatment.empty:
+        # utilities of releases that publish different columns compare column sets, so
+        # the reader must see which columns each method published
+        s.add(heading("What each method publishes"), paragraph(
+            "What each method's matched release did to each column of the data set: "
+            "masked (perturbed values), generalized (published as ranges or labels, with "
+            "the number of suppressed cells), as is, permuted within buckets, or dropped."
+            + (" " + comp.treatment_note() if comp.treatment_note() else "")))
+        s.add_table(treatment.reset_index(), text_columns=("column", *treatment.columns))
     s.terms += [comp.risk_measure, *utils, *comp.ranked()]
     s.add_figures([f for f in result.files if f.name.endswith("risk_curves.png")],
                   {f.name: "Risk of each method's release against its parameter: the "

@@ -1,0 +1,82 @@
+"""What a release did to each column of its data set (issue 28 item 1, SPEC §5).
+
+`column_treatment` states, for every column of the data set's schema, one entry of
+`TREATMENTS`, derived from the release itself — its kind, its structures (``cells``,
+``suppressed``, ``sensitive_codes``) and the columns its data holds — compared with the
+original where the structures do not say it:
+
+* ``"dropped"``: the release does not publish the column.  Identifier and ignored
+  columns are never published by any method; they are listed as
+  ``"dropped (identifier)"`` / ``"dropped (ignored)"`` so a table of treatments covers
+  the whole schema and says why.
+* ``"generalized"``: a column with ``cells`` some of which are wider than one leaf
+  (QI labels such as ``[40-49]``); ``"generalized, N suppressed cells"`` when the release
+  suppressed N records (each suppressed record's cell of that column is ``*``).
+* ``"as is"``: published unchanged — a QI whose cells are all exact (bucketization), a
+  sensitive attribute whose released codes equal the original's, a passthrough or label
+  column, a numeric column whose values equal the original's.
+* ``"permuted within buckets"``: a bucketized release's sensitive attribute whose
+  released codes differ from the original's.
+* ``"masked"``: any other published column whose values differ from the original's
+  (perturbative numeric attributes; a changed column of an external table).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: the vocabulary of `column_treatment` (module docstring); "generalized" may carry
+#: ", N suppressed cells"
+TREATMENTS = ("masked", "generalized", "as is", "permuted within buckets", "dropped",
+              "dropped (identifier)", "dropped (ignored)")
+#: roles no method publishes, and the reason shown for them
+_UNUSED = {"identifier": "dropped (identifier)", "ignore": "dropped (ignored)"}
+
+
+def column_treatment(dataset, release) -> dict[str, str]:
+    """Column of ``dataset``'s schema -> what ``release`` did to it (one of
+    `TREATMENTS`, in schema order; the rules are the module docstring's)."""
+    out = {}
+    for col in dataset.schema.columns:
+        name = col.name
+        if col.role in _UNUSED:
+            out[name] = _UNUSED[col.role]
+        elif name not in release.data.columns:
+            out[name] = "dropped"
+        elif release.cells is not None and name in release.cells:
+            out[name] = _cells_treatment(release, name)
+        elif name == dataset.schema.sensitive and release.sensitive_codes is not None:
+            same = np.array_equal(release.sensitive_codes, dataset.codes(name))
+            out[name] = "as is" if same else (
+                "permuted within buckets" if release.kind == "bucketized" else "masked")
+        else:
+            out[name] = "as is" if _same_values(dataset.frame[name],
+                                                release.data[name]) else "masked"
+    return out
+
+
+def differing_columns(treatments: dict[str, dict[str, str]]) -> list[str]:
+    """Columns published by some of the releases in ``treatments`` (method -> column ->
+    treatment) and dropped by others: where their utilities compare different columns."""
+    columns = dict.fromkeys(c for t in treatments.values() for c in t)
+    return [c for c in columns
+            if len({t.get(c, "dropped").startswith("dropped")
+                    for t in treatments.values()}) > 1]
+
+
+def _cells_treatment(release, name: str) -> str:
+    lo, hi = release.cells[name]
+    suppressed = int(release.suppressed.sum()) if release.suppressed is not None else 0
+    if suppressed == 0 and np.array_equal(lo, hi):
+        # exact cells everywhere: the values themselves are published (bucketization)
+        return "as is"
+    return f"generalized, {suppressed} suppressed cells" if suppressed else "generalized"
+
+
+def _same_values(original, published) -> bool:
+    """Equal column values (numbers compared as numbers, NaN equal to NaN; anything else
+    as text, since a table read back may hold numbers as strings)."""
+    import pandas as pd
+    if pd.api.types.is_numeric_dtype(original) and pd.api.types.is_numeric_dtype(published):
+        return np.array_equal(original.to_numpy(np.float64), published.to_numpy(np.float64),
+                              equal_nan=True)
+    return bool((original.astype(str).to_numpy() == published.astype(str).to_numpy()).all())
