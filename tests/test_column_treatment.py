@@ -144,3 +144,19 @@ def test_same_columns_give_no_note_and_the_store_keeps_the_table():
     back = decode(encode(comp))
     assert back.treatment == comp.treatment
     assert back.treatment_table().equals(comp.treatment_table())
+
+
+def test_anonymize_says_what_it_did_to_each_column(compared):
+    """Every release states it: `sdceval anonymize` prints one line grouping the columns
+    by treatment (progress output, so not under -q)."""
+    from sdceval.cli import main
+    folder = compared[0].parent
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["anonymize", "--data", str(folder / "p.csv"), "--schema",
+                     str(folder / "schema.toml"), "--method", "mdav", "--param", "k=5",
+                     "--out", str(folder / "m.csv")])
+    assert code == 0, err.getvalue()
+    line = next(x for x in err.getvalue().splitlines() if x.startswith("columns: "))
+    assert line == ("columns: zip, age, sex, diagnosis dropped; income, visits masked; "
+                    "region as is"), line

@@ -93,6 +93,10 @@ def cmd_anonymize(args) -> int:
     else:
         _say(args, f"wrote {out} (rows in random order) and its key {key}: PRIVATE, do not "
                    "publish the key (evaluate finds it beside the release)")
+    # what was done to each column, since a method publishes only what it protects
+    # (issue 28 item 1: every release states it)
+    from sdceval.core.treatment import column_treatment, treatment_summary
+    _say(args, f"columns: {treatment_summary(column_treatment(ds, rel))}")
     # kept columns raising re-identification: a warning with both figures (main()
     # prints it after the progress messages; nothing to do without kept columns)
     from sdceval.measures._kept_keys import warn

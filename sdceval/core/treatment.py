@@ -63,6 +63,16 @@ def differing_columns(treatments: dict[str, dict[str, str]]) -> list[str]:
                     for t in treatments.values()}) > 1]
 
 
+def treatment_summary(treatment: dict[str, str]) -> str:
+    """One line for a release's `column_treatment`, columns grouped by what was done to
+    them in the order first met: ``"income masked; zip, age dropped; id dropped
+    (identifier)"``."""
+    groups: dict[str, list[str]] = {}
+    for column, what in treatment.items():
+        groups.setdefault(what, []).append(column)
+    return "; ".join(f"{', '.join(cols)} {what}" for what, cols in groups.items())
+
+
 def _cells_treatment(release, name: str) -> str:
     lo, hi = release.cells[name]
     suppressed = int(release.suppressed.sum()) if release.suppressed is not None else 0
