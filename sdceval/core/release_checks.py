@@ -84,6 +84,17 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
         f"(its rows match their records {how}) and {fix}")
 
 
+def unchanged(original: pd.Series, published: pd.Series) -> np.ndarray:
+    """Per record, whether ``published`` holds the original value: numbers compared as
+    numbers (to 1e-12 relative: a value written and read back as text; missing equal to
+    missing), anything else as text (a table read back may hold numbers as strings)."""
+    if pd.api.types.is_numeric_dtype(original) and not pd.api.types.is_bool_dtype(original):
+        p = pd.to_numeric(published, errors="coerce").to_numpy(float)
+        o = original.to_numpy(float)
+        return np.isclose(p, o, rtol=1e-12, atol=0) | (np.isnan(p) & np.isnan(o))
+    return published.astype(str).to_numpy() == original.astype(str).to_numpy()
+
+
 def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
                 file_row: np.ndarray | None = None, in_file: bool = True) -> None:
     """Refuse a release (in record order) with a published cell its record does not fit
@@ -129,13 +140,7 @@ def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
         if c not in frame.columns or c not in dataset.frame.columns:
             continue
         orig = dataset.frame[c]
-        if pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
-            p = pd.to_numeric(frame[c], errors="coerce").to_numpy(float)
-            o = orig.to_numpy(float)
-            same = np.isclose(p, o, rtol=1e-12, atol=0) | (np.isnan(p) & np.isnan(o))
-        else:
-            same = frame[c].astype(str).to_numpy() == orig.astype(str).to_numpy()
-        bad = np.flatnonzero(~same)
+        bad = np.flatnonzero(~unchanged(orig, frame[c]))
         if len(bad):
             i = bad[0]
             bad_cells.append((i, c, f"the published {frame[c].iloc[i]!r} is not the "
@@ -196,4 +201,5 @@ def _evidence(dataset, frame: pd.DataFrame, cells: dict):
     return exact, numeric
 
 
-__all__ = ["BUCKET_COLUMN", "check_cells", "check_record_order", "is_bucketized"]
+__all__ = ["BUCKET_COLUMN", "check_cells", "check_record_order", "is_bucketized",
+           "unchanged"]

@@ -384,13 +384,7 @@ def key_file(key, dataset, release_path=None) -> tuple[np.ndarray, dict]:
         raise SdcevalError(f"{where} holds {len(table)} rows for {fields['records']} "
                            f"records but data set {dataset.name!r} has {n}; give the key "
                            "written with this release and data set")
-    published = _positions(table["row"], n, where, "row", line_of)
-    bad = np.flatnonzero(published != np.arange(n))
-    if len(bad):
-        r = int(bad[0])
-        raise SdcevalError(f"{where}, line {line_of(r)}: row {int(published[r])} where row "
-                           f"{r} belongs (the rows are 0..{n - 1} in order); use the key "
-                           "as 'sdceval anonymize' wrote it")
+    _rows_in_order(table["row"], n, where, line_of)
     return _positions(table["record"], n, where, "record", line_of), fields
 
 
@@ -428,12 +422,7 @@ def key_permutation(key, dataset, frame: pd.DataFrame | None = None
                                f"{', '.join(map(repr, key.columns[:10]))}; read the key file "
                                "with pd.read_csv(KEY, comment='#') or give its path")
         if "row" in key.columns:
-            rows = _positions(key["row"], n, where, "row")
-            bad = np.flatnonzero(rows != np.arange(n))
-            if len(bad):
-                raise SdcevalError(f"key, row {int(bad[0])}: column 'row' holds "
-                                   f"{int(rows[bad[0]])}; the rows are 0..{n - 1} in order "
-                                   "(the order of the published rows)")
+            _rows_in_order(key["row"], n, where)
         values = key["record"]
     elif isinstance(key, (pd.Series, pd.Index, np.ndarray, list, tuple)):
         values = key
@@ -496,6 +485,20 @@ def _positions(values, n: int, where: str, column: str, line_of=None) -> np.ndar
             first = int(np.flatnonzero(ints == ints[r])[0])
             fail(r, f"appears twice (also at row {first}): a key gives each record once")
     return ints
+
+
+def _rows_in_order(values, n: int, where: str, line_of=None) -> None:
+    """A key's ``row`` column must be the published rows 0..n-1 in order (`_positions`
+    for what each value must be); the first out of place is an error naming ``where``,
+    the row and (``line_of(row)``) its line in the file."""
+    rows = _positions(values, n, where, "row", line_of)
+    bad = np.flatnonzero(rows != np.arange(n))
+    if len(bad):
+        r = int(bad[0])
+        at = f", line {line_of(r)}" if line_of is not None else ""
+        raise SdcevalError(f"{where}, row {r}{at}: row {int(rows[r])} where row {r} belongs "
+                           f"(the rows are 0..{n - 1} in order); use the key as 'sdceval "
+                           "anonymize' wrote it")
 
 
 def to_record_order(frame: pd.DataFrame, perm: np.ndarray) -> pd.DataFrame:

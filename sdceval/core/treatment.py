@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sdceval.core.release_checks import unchanged
+
 #: the vocabulary of `column_treatment` (module docstring); "generalized" may carry
 #: ", N suppressed cells"
 TREATMENTS = ("masked", "generalized", "as is", "permuted within buckets", "dropped",
@@ -49,8 +51,8 @@ def column_treatment(dataset, release) -> dict[str, str]:
             out[name] = "as is" if same else (
                 "permuted within buckets" if release.kind == "bucketized" else "masked")
         else:
-            out[name] = "as is" if _same_values(dataset.frame[name],
-                                                release.data[name]) else "masked"
+            out[name] = "as is" if unchanged(dataset.frame[name],
+                                             release.data[name]).all() else "masked"
     return out
 
 
@@ -80,13 +82,3 @@ def _cells_treatment(release, name: str) -> str:
         # exact cells everywhere: the values themselves are published (bucketization)
         return "as is"
     return f"generalized, {suppressed} suppressed cells" if suppressed else "generalized"
-
-
-def _same_values(original, published) -> bool:
-    """Equal column values (numbers compared as numbers, NaN equal to NaN; anything else
-    as text, since a table read back may hold numbers as strings)."""
-    import pandas as pd
-    if pd.api.types.is_numeric_dtype(original) and pd.api.types.is_numeric_dtype(published):
-        return np.array_equal(original.to_numpy(np.float64), published.to_numpy(np.float64),
-                              equal_nan=True)
-    return bool((original.astype(str).to_numpy() == published.astype(str).to_numpy()).all())
