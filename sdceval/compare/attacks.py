@@ -27,8 +27,8 @@ import numpy as np
 
 from sdceval.catalog import MEASURES
 from sdceval.compare.composite import is_composite, risk_spec
-from sdceval.compare.paired import and_list, interval
-from sdceval.core.glossary import display_name
+from sdceval.compare.paired import interval
+from sdceval.core.glossary import and_list, display_name
 
 #: with one repeat, the smallest difference (share of records) named: a stated
 #: threshold, not a test

@@ -29,10 +29,10 @@ from sdceval.catalog import get_measure, get_method
 from sdceval.compare.attacks import attack_differences, attack_sentence
 from sdceval.compare.bisection import BisectionResult
 from sdceval.compare.paired import (MAX_REPEATS, NO_TEST, PAIRED_TEST,  # noqa: F401
-                                    PairedTest, UtilityRanks, and_list, interval,
+                                    PairedTest, UtilityRanks, interval,
                                     rank_rule_note, rank_utility, repeats_to_separate)
-from sdceval.core.glossary import (axis_label, display_name, register_term, release_label,
-                                   term)
+from sdceval.core.glossary import (and_list, axis_label, display_name, register_term,
+                                   release_label, term)
 from sdceval.core.treatment import differing_columns
 from sdceval.measures._nearest import sample_phrase
 

@@ -21,15 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdceval.core.glossary import display_name
-
-
-def and_list(items) -> str:
-    """``"a, b and c"``."""
-    items = list(items)
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+from sdceval.core.glossary import and_list, display_name
 
 
 @dataclass(frozen=True)
@@ -265,5 +257,5 @@ def _t(level: float, df: int) -> float:
     return float(stats.t.ppf(0.5 + level / 2, df))
 
 
-__all__ = ["MAX_REPEATS", "NO_TEST", "PAIRED_TEST", "PairedTest", "UtilityRanks", "and_list",
+__all__ = ["MAX_REPEATS", "NO_TEST", "PAIRED_TEST", "PairedTest", "UtilityRanks",
            "interval", "rank_rule_note", "rank_utility", "repeats_to_separate"]

@@ -194,6 +194,14 @@ def term(name: str) -> Term | None:
     return None
 
 
+def and_list(items) -> str:
+    """Words joined as a sentence joins them: ``"a, b and c"``."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def display_name(name: str) -> str:
     """The display name of ``name`` (the name itself when no term has it)."""
     t = term(name)
@@ -246,6 +254,6 @@ def unknown_terms(names) -> list[str]:
     return [str(n) for n in names if term(n) is None]
 
 
-__all__ = ["DIRECTION_WORDS", "TERMS", "Term", "axis_label", "direction_words",
+__all__ = ["DIRECTION_WORDS", "TERMS", "Term", "and_list", "axis_label", "direction_words",
            "display_name", "glossary", "register_term", "release_label", "term",
            "unknown_terms"]

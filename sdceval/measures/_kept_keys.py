@@ -23,6 +23,7 @@ import dataclasses
 import warnings
 
 from sdceval.core.errors import SdcevalError
+from sdceval.core.glossary import and_list
 
 #: how much the kept columns must raise re-identification (an absolute difference of the
 #: share of records re-identified: 1 percentage point) before `warning` speaks
@@ -121,5 +122,5 @@ def comparison_note(dataset, measures) -> str | None:
         return None
     return (f"Columns published unchanged by every method ({', '.join(map(repr, cols))}, "
             "role passthrough) are in the intruder's knowledge: "
-            f"{' and '.join(filter(None, [', '.join(used[:-1]), used[-1]]))} "
+            f"{and_list(used)} "
             f"count{'s' if len(used) == 1 else ''} them (kept=false measures without them).")

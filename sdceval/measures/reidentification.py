@@ -196,12 +196,11 @@ def _standardize(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def linkage_attributes(dataset, release: Release, kept=True) -> Linkage:
+def linkage_attributes(dataset, release: Release, kept: bool = True) -> Linkage:
     """The linkage attributes ``release`` publishes (module notes) and how each is
     compared: ``"cell"`` (a generalized cell), ``"equal"`` (an exact value) or
-    ``"distance"`` (a numeric-role value).  ``kept``: the passthrough columns in the
-    intruder's knowledge: True every one (the default), False none, or a collection of
-    their names (`sdceval.measures._kept_keys`)."""
+    ``"distance"`` (a numeric-role value).  ``kept``: the passthrough columns are in the
+    intruder's knowledge (the default), or none of them (`sdceval.measures._kept_keys`)."""
     schema, data = dataset.schema, release.data
     how, lo, hi, x, m = {}, [], [], [], []
 
@@ -220,7 +219,7 @@ def linkage_attributes(dataset, release: Release, kept=True) -> Linkage:
             code = encode(dataset.hierarchy(q), data[q])
             add(q, code, code, "equal")
     for c in schema.passthrough:
-        if c in data.columns and (kept is True or (kept is not False and c in kept)):
+        if kept and c in data.columns:
             code = encode(dataset.hierarchy(c), data[c])
             add(c, code, code, "equal")
     n = dataset.n
@@ -485,7 +484,8 @@ def _check_intruder(intruder: str) -> None:
 
 
 def links(dataset, release: Release, sens: Sensitive | None = None,
-          intruder: str = "weighted", sample: int = 0, seed: int = 0, kept=True) -> Links:
+          intruder: str = "weighted", sample: int = 0, seed: int = 0, kept: bool = True
+          ) -> Links:
     """The sums over every record's ``C_i`` for the given intruder (module notes).
 
     Where published numeric values make it a nearest-neighbour search, a table of more
