@@ -246,14 +246,13 @@ class RiskCurve:
 
     def __call__(self, value) -> float:
         value = self.clamped(value)
-        known = self.lookup(value) if self.param.step is not None else None
+        known = self.lookup(value)  # this value, or another of its step, evaluated
         if known is not None:
             return self.cache[known]
-        if value not in self.cache:
-            try:
-                self._store(value, self._risk(value))
-            except SdcevalError as exc:
-                value = self._limit(value, exc)
+        try:
+            self._store(value, self._risk(value))
+        except SdcevalError as exc:  # refused: the nearest value the method accepts
+            value = self._limit(value, exc)
         return self.cache[value]
 
     def _limit(self, bad, exc: SdcevalError):

@@ -74,7 +74,6 @@ class RunProgress:
         self._bar = bar  # made at the first candidate: none when tasks report elsewhere
         self.done = 0               # candidates finished
         self.done_time = 0.0        # seconds they took
-        self.done_evaluations = 0   # evaluations they took
         self.name: str | None = None
         self.started = self.clock()
         self.evaluations = 0        # of the current candidate
@@ -135,7 +134,6 @@ class RunProgress:
             return
         self.done += 1
         self.done_time += self.clock() - self.started
-        self.done_evaluations += self.evaluations
         self.name = None
         self.bar.update(1)
 
