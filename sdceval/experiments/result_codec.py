@@ -163,34 +163,19 @@ def _dec_dict(payload):
     return {from_tree(k): from_tree(v) for k, v in _list(payload)}
 
 
-@codec("$tuple", tuple)
-def _enc_tuple(value):
-    return [to_tree(v) for v in value]
+def _sequence_codec(tag: str, kind: type) -> None:
+    """``kind`` (tuple, set, frozenset) as the list of its items, rebuilt as ``kind``."""
+    @codec(tag, kind)
+    def encode(value):
+        return [to_tree(v) for v in value]
+
+    @encode.decoder
+    def decode(payload):
+        return kind(from_tree(v) for v in _list(payload))
 
 
-@_enc_tuple.decoder
-def _dec_tuple(payload):
-    return tuple(from_tree(v) for v in _list(payload))
-
-
-@codec("$set", set)
-def _enc_set(value):
-    return [to_tree(v) for v in value]
-
-
-@_enc_set.decoder
-def _dec_set(payload):
-    return {from_tree(v) for v in _list(payload)}
-
-
-@codec("$frozenset", frozenset)
-def _enc_frozenset(value):
-    return [to_tree(v) for v in value]
-
-
-@_enc_frozenset.decoder
-def _dec_frozenset(payload):
-    return frozenset(from_tree(v) for v in _list(payload))
+for _tag, _kind in (("$tuple", tuple), ("$set", set), ("$frozenset", frozenset)):
+    _sequence_codec(_tag, _kind)
 
 
 @codec("$path", type(Path()))
