@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from sdceval import Dataset, Schema, SdcevalError, load_dataset, open_dataset
-from sdceval.core.loaders import EIA_NUMERIC, load_table
+from sdceval.core.loaders import EIA_NUMERIC
+from sdceval.core.tables import load_table
 
 
 def test_census_and_eia_shapes():

@@ -10,7 +10,7 @@ import sdceval
 from conftest import cli_error, cli_run
 from sdceval import SdcevalError, open_dataset
 from sdceval.core.inference import unique_reason
-from sdceval.core.loaders import load_table
+from sdceval.core.tables import load_table
 
 N = 200
 

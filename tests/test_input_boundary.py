@@ -11,7 +11,7 @@ import sdceval
 from sdceval import Dataset, Hierarchy, Schema, SdcevalError, open_dataset
 from sdceval.cli import main
 from sdceval.core import release_io
-from sdceval.core.loaders import load_table
+from sdceval.core.tables import load_table
 from sdceval.core.release_io import read_release
 
 

@@ -46,7 +46,7 @@ def _export_format(out) -> str:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            from sdceval.core.loaders import PARQUET_EXTRA
+            from sdceval.core.tables import PARQUET_EXTRA
             raise SdcevalError(f"lattice export to Parquet needs pyarrow, an optional "
                                f"extra: {PARQUET_EXTRA}; or write .csv") from None
         return "parquet"

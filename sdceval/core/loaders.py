@@ -19,9 +19,10 @@ A user's own file (`open_dataset`) is read safely:
   refused unless forced (``--keep-identifier``, ``keep_identifiers=``).
 * **codes with leading zeros** stay text: a CSV column that pandas reads as whole
   numbers but whose cells, as written, include a number with a leading zero (``02116``,
-  ``007``) is read again as text, exactly as written (`LEADING_ZERO`), so that it is
-  categorical and a hierarchy masks it (``0211*``); a ``[kinds]`` entry or a numeric
-  hierarchy in the schema decides instead.
+  ``007``) is read again as text, exactly as written
+  (`sdceval.core.tables.LEADING_ZERO`), so that it is categorical and a hierarchy masks
+  it (``0211*``); a ``[kinds]`` entry or a numeric hierarchy in the schema decides
+  instead.
 * **roles inferred** when none is given: numeric columns get role ``numeric``,
   identifiers role ``identifier``, the others ``ignore``; one note says so.
 * **missing values**: refused (the default) or, with ``missing="drop"`` (``--missing
@@ -51,9 +52,7 @@ from sdceval.core.inference import (assign_roles, identifier_columns,
                                     refuse_kept_identifiers)
 from sdceval.core.schema import (ROLE_KEYS, Schema, load_hierarchies, missing_policy,
                                  role_names, schema_kinds, text_columns)
-# the table readers lived here: their names stay importable from this module
-from sdceval.core.tables import (  # noqa: F401
-    _NA_MARKERS, LEADING_ZERO, PARQUET_EXTRA, _load_table, csv_separator, load_table)
+from sdceval.core.tables import _load_table
 
 EIA_NUMERIC = ["MONTH", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
                "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"]
@@ -210,9 +209,10 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     refuse).  ``unused_roles``: roles the caller (``user``, a method) does not use; their
     columns with missing values are set aside (role ``ignore``) rather than counted by
     the policy.  A CSV column of numbers written with leading zeros is read as text
-    (`load_table`).  ``sep``: a CSV file's separator (default: found from its first
-    lines, with a note when it is not a comma: `csv_separator`).  `Dataset.input_files` lists every file read (data, schema,
-    hierarchies), so that outputs never overwrite them.
+    (`sdceval.core.tables.load_table`).  ``sep``: a CSV file's separator (default:
+    found from its first lines, with a note when it is not a comma:
+    `sdceval.core.tables.csv_separator`).  `Dataset.input_files` lists every file read
+    (data, schema, hierarchies), so that outputs never overwrite them.
     """
     asked = role_names(passthrough, "passthrough")
     forced = role_names(keep_identifiers, "passthrough")

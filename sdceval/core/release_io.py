@@ -36,7 +36,7 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
-from sdceval.core.loaders import load_table
+from sdceval.core.tables import load_table
 from sdceval.core.release import Release
 from sdceval.core.schema import column_names
 from sdceval.core.release_checks import (BUCKET_COLUMN, check_cells, check_record_order,

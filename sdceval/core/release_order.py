@@ -252,7 +252,7 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
 
 
-#: the file names written as Parquet (as `sdceval.core.loaders.load_table` reads them)
+#: the file names written as Parquet (as `sdceval.core.tables.load_table` reads them)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -266,7 +266,7 @@ def _format_of(path: Path):
     (needs pyarrow, the ``[parquet]`` extra: refused without it), CSV otherwise."""
     if not "".join(path.suffixes).lower().endswith(PARQUET_SUFFIXES):
         return _csv_bytes
-    from sdceval.core.loaders import PARQUET_EXTRA
+    from sdceval.core.tables import PARQUET_EXTRA
     try:
         _import_pyarrow()
     except ImportError:

@@ -1,6 +1,6 @@
 """Reading the original and the release of a partitioned evaluation
 (`sdceval.experiments.partitioned`): files or dask DataFrames opened lazily, each
-partition turned into what `sdceval.core.loaders.load_table` gives for the whole file,
+partition turned into what `sdceval.core.tables.load_table` gives for the whole file,
 and the ``schema`` argument as given (a `Schema`, a TOML file or its mapping).
 
 Dask is imported only when a table is opened (`dask_dataframe`).
@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError
-from sdceval.core.loaders import _NA_MARKERS, read_schema_file
+from sdceval.core.loaders import read_schema_file
+from sdceval.core.tables import _NA_MARKERS
 from sdceval.core.schema import (ROLE_KEYS, UNUSED_ROLES, Schema, load_hierarchies,
                                  role_names, schema_kinds, text_columns)
 
@@ -37,7 +38,7 @@ def shown(source) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    """How a partition becomes what `sdceval.core.loaders.load_table` gives for the whole
+    """How a partition becomes what `sdceval.core.tables.load_table` gives for the whole
     file: ``text`` columns as written, ``numbers`` (CSV columns read as text to look
     for leading zeros, which have none) as numbers again."""
 
@@ -103,7 +104,7 @@ def open_table(dd, source, what: str, text, floats, blocksize, declared=None):
 
 
 def normalize(frame: pd.DataFrame, reading: Reading) -> pd.DataFrame:
-    """One partition as `sdceval.core.loaders.load_table` reads a whole file: dask's
+    """One partition as `sdceval.core.tables.load_table` reads a whole file: dask's
     Arrow strings as pandas' own (what ``pd.read_csv`` gives), text columns stored as
     other types as text (`_read_parquet`), whole numbers read as text as numbers."""
     out = frame.copy(deep=False)  # a release partition may serve two chunks: not in place

@@ -44,7 +44,7 @@ from sdceval.compare.ranking import parse_measure_list
 from sdceval.core import threads
 from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError
-from sdceval.core.loaders import LEADING_ZERO
+from sdceval.core.tables import LEADING_ZERO
 from sdceval.core.measurement import Measurement
 from sdceval.core.partial import PartialForm
 from sdceval.core.release import Release
