@@ -82,7 +82,12 @@ def _import_plugin(item: str) -> None:
 
 
 def get_method(name: str) -> MethodSpec:
-    """The registered method ``name`` (unknown names get a suggestion)."""
+    """The registered method ``name`` (unknown names get a suggestion), or the
+    whole-file strategy its text composes (``"noise+recode:level=2"``, built and
+    registered the first time: `sdceval.methods.strategy.strategy_spec`)."""
+    if isinstance(name, str) and name not in METHODS and "+" in name:
+        from sdceval.methods.strategy import strategy_spec
+        return strategy_spec(name)
     return METHODS.get_spec(name)
 
 

@@ -180,7 +180,9 @@ def _unserializable(name, o):
 #: the sensitive attribute, so re-identification may stay where it is (never rise).
 FAMILY_RISKS = {"perturbative": (("default", False), ("linkage_risk", False)),
                 "generalization": (("default", False), ("k_anonymity", False)),
-                "bucketization": (("default", True), ("k_anonymity", False))}
+                "bucketization": (("default", True), ("k_anonymity", False)),
+                # a whole-file strategy: the default risk and the uniques on the keys
+                "strategy": (("default", False), ("sample_uniques", True))}
 
 
 def knob_values(spec, knob, dataset) -> list:
@@ -222,7 +224,11 @@ def check_method_direction(spec, dataset: Dataset, seed: int = 0) -> dict:
     (wv, weak), (sv, strong) = (low, high) if knob.param.protection == "increasing" \
         else (high, low)
     out = {}
-    for measure, tie_ok in FAMILY_RISKS[spec.family]:
+    risks = FAMILY_RISKS[spec.family]
+    if spec.family == "strategy":   # a bucketization step protects attributes, not identity
+        buckets = any(m.family == "bucketization" for _, m in spec.step_specs())
+        risks = tuple((name, tie or buckets) for name, tie in risks)
+    for measure, tie_ok in risks:
         measure = default_risk(dataset) if measure == "default" else measure
         m = MEASURES[measure]
         a = m.evaluate(dataset, weak).value

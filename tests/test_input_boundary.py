@@ -357,16 +357,23 @@ def test_mdav_release_of_mixed_data_reads_back_as_numbers(mixed, tmp_path):
         assert sdceval.evaluate(mixed, back, "linkage_risk").value == pytest.approx(a)
 
 
-def test_generalized_release_of_mixed_data_stays_generalized(mixed, tmp_path):
+def test_generalized_labels_beside_numbers_read_as_composite(mixed, tmp_path):
+    """Generalized QIs beside published numeric attributes are a whole-file release
+    (issue 28 item 1): read as generalized, its measures would ignore the numbers and
+    overstate protection (was: read as generalized)."""
     rel = sdceval.anonymize(mixed, "mondrian", model="k", k=5)
     path = tmp_path / "rel.csv"
     frame = rel.data.copy()
     frame["inc"] = mixed.frame["inc"]
     frame.to_csv(path, index=False)
     back = read_release(mixed, path)
-    assert back.kind == "generalized"
-    assert (sdceval.evaluate(mixed, back, "k_anonymity").value
-            == sdceval.evaluate(mixed, rel, "k_anonymity").value)
+    assert back.kind == "composite"
+    for q in mixed.schema.qis:
+        np.testing.assert_array_equal(back.cells[q][0], rel.cells[q][0])
+        np.testing.assert_array_equal(back.cells[q][1], rel.cells[q][1])
+    np.testing.assert_array_equal(back.data["inc"], mixed.frame["inc"])
+    with pytest.raises(sdceval.SdcevalError, match="composite"):
+        sdceval.evaluate(mixed, back, "k_anonymity")
 
 
 def test_labels_parsed_once_per_distinct_label(tmp_path, monkeypatch):

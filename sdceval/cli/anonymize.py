@@ -51,7 +51,8 @@ def add_parser(sub):
 #: classification metric, so a generalized release keeps it)
 UNUSED_BY_KIND = {"perturbative": ("qi", "sensitive", "label"),
                   "generalized": ("numeric",),
-                  "bucketized": ("numeric", "label")}
+                  "bucketized": ("numeric", "label"),
+                  "composite": ("label",)}
 
 
 def cmd_anonymize(args) -> int:

@@ -21,10 +21,17 @@ def add_parser(sub):
                      cmd_compare)
     _add_data_options(s)
     s.add_argument("--methods",
-                   help="comma-separated methods to match and rank (default: every method "
-                        "the data set's roles allow, of both families: the perturbative ones "
-                        "with numeric attributes, Mondrian, generalization, bucketization "
-                        "and Anatomy with quasi-identifiers and a sensitive attribute)")
+                   help="comma-separated methods or whole-file strategies to match and rank "
+                        "(e.g. mdav+recode,mondrian+intervals; sdceval list methods); "
+                        "default: every method the data set's roles allow, of both "
+                        "families; on a file with numeric attributes and quasi-identifiers, "
+                        "the built-in whole-file strategies, and a method named alone is "
+                        "read as its strategy (mdav -> mdav+recode, mondrian -> "
+                        "mondrian+intervals) so that every candidate publishes every column")
+    s.add_argument("--intruder",
+                   help="the columns the intruder knows, comma-separated, the same for "
+                        "every candidate (default: every quasi-identifier and numeric "
+                        "attribute, and the kept columns)")
     s.add_argument("--risk-measure",
                    help="risk measure, parameters after a colon (e.g. "
                         "linkage_risk:aggregate=mean), or the worse of several shares, "
@@ -35,7 +42,9 @@ def add_parser(sub):
     s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
                         "method:param=value whose risk is the target (default: mdav:k=5); "
-                        "mondrian:k=5 for a data set without numeric attributes")
+                        "mondrian:k=5 for a data set without numeric attributes, "
+                        "mondrian+intervals:k=5 (k = 5 over every key) for whole-file "
+                        "strategies")
     _add_model_option(s)
     s.add_argument("--utility",
                    help="utility measures (comma-separated, parameters after a colon) "
@@ -50,11 +59,12 @@ def add_parser(sub):
                    help="root of the seed tree: the random methods' seeds and every "
                         "measure's (query workload, ML split, linkage sample), per repeat "
                         "(docs/across_families.md)")
-    s.add_argument("--repeats", type=int, default=1,
-                   help="repeat with this many seeds (common random numbers across methods): "
-                        "every risk and utility gets a 95 %% interval, and a method ties "
-                        "with the best only when the paired 95 %% t-interval of their "
-                        "per-seed differences contains 0")
+    s.add_argument("--repeats", type=int, default=5,
+                   help="repeat with this many seeds (common random numbers across methods; "
+                        "default 5, which separates the differences measured on the bundled "
+                        "data): every risk and utility gets a 95 %% interval, and a method "
+                        "ties with the best only when the paired 95 %% t-interval of their "
+                        "per-seed differences contains 0 (1: no test, ranks order the values)")
     s.add_argument("--out", default="out/compare", help="output folder")
     _add_wide_option(s)
     return s
@@ -88,6 +98,7 @@ def cmd_compare(args) -> int:
     methods = _split(args.methods)
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
                       target=args.target, utilities=args.utility, tolerance=args.tolerance,
+                      intruder=args.intruder,
                       method_params=_model_params(ds, methods, args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,

@@ -109,6 +109,10 @@ class BisectionResult:
     unprotected: bool = False
     #: within the tolerance and not an unprotected release: the method is ranked
     matched: bool = True
+    #: a strategy with several knobs (`sdceval.compare.ranking.joint_search`): every
+    #: grid configuration tried, ``{"settings", "value", "risk", "matched",
+    #: "utility", "chosen"}``; empty for one knob
+    grid: list = field(default_factory=list)
 
     @property
     def relative_gap(self) -> float:
@@ -158,6 +162,7 @@ class BisectionResult:
                 "tolerance_size": self.tolerance_size, "tolerance_rule": self.tolerance_rule,
                 "step_risk": None if math.isnan(self.step_risk) else self.step_risk,
                 "unprotected": self.unprotected,
+                **({"grid": self.grid} if self.grid else {}),
                 "steps": [s.to_dict() for s in self.steps]}
 
 

@@ -324,8 +324,9 @@ class Comparison:
         repeats; columns named by glossary terms."""
         df = self.table()
         out = pd.DataFrame({"method": [display_name(m) for m in df["method"]],
-                            "setting": [f"{p} = {_short(v)}" for p, v in
-                                        zip(df["parameter"], df["value"])]})
+                            "setting": [f"{p} = {_short(v)}" + _grid_setting(m)
+                                        for p, v, m in zip(df["parameter"], df["value"],
+                                                           self.matches)]})
         with_ci = self.repeats > 1 and "risk_lo" in df
         readings = [c for c in df.columns if c not in (
             "method", "parameter", "value", "bracketed", "matched", "evaluations", "risk_lo",
@@ -411,6 +412,15 @@ class Comparison:
                 "ranking": table.astype(object).where(table.notna(), None)
                 .to_dict(orient="records"),
                 "notes": self.footnotes()}
+
+
+def _grid_setting(res: BisectionResult) -> str:
+    """``", level = 1"``: the grid knobs of the configuration a strategy was matched at
+    (`sdceval.compare.ranking.joint_search`); "" for one knob."""
+    chosen = [t for t in res.grid if t.get("chosen")]
+    if not chosen:
+        return ""
+    return "".join(f", {k} = {v}" for k, v in chosen[0]["settings"].items())
 
 
 def _is_share(measure: str) -> bool:

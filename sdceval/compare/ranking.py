@@ -31,9 +31,9 @@ from typing import Callable
 import numpy as np
 
 from sdceval.catalog import get_measure, get_method
-from sdceval.compare.bisection import (BisectionResult, RiskCurve, bisect_risk,
-                                       check_tolerance, tuning)
+from sdceval.compare.bisection import (BisectionResult, check_tolerance)
 from sdceval.compare.composite import is_composite, risk_spec
+from sdceval.compare.joint import joint_search, search_knob
 from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F401
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
@@ -46,6 +46,7 @@ from sdceval.core.progress import RunProgress, active, reporting
 from sdceval.core.registry import parse_assignments
 from sdceval.core.rng import measure_params, method_seed
 from sdceval.core.treatment import column_treatment
+from sdceval.methods.strategy import strategy_spec
 
 def parse_reference(text: str) -> tuple[str, dict]:
     """``"mdav:k=5"`` -> ``("mdav", {"k": "5"})``."""
@@ -133,22 +134,23 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     task: the experiment executors run one per method in parallel."""
     spec = get_method(method)
     rspec = risk_spec(risk)
-    knob, fixed = tuning(spec, fixed_params)
-    param = knob.param
-    curve = RiskCurve(dataset, spec, knob, rspec, risk_params, fixed, seed, repeats)
     # progress per evaluation, to the run being reported (`sdceval.core.progress`)
     run = active()
     run.candidate(method)
-    curve.on_evaluation = lambda v, r: run.evaluation(
-        f"{param.name}={v:g} -> {risk} {r:.4g} (target {target_value:.4g})")
+    search = dict(dataset=dataset, spec=spec, rspec=rspec, target_value=target_value,
+                  risk=risk, risk_params=risk_params, seed=seed, repeats=repeats,
+                  run=run, bisect_kw=bisect_kw)
+    grid = spec.grid_knobs(fixed_params)
+    if grid:   # a strategy with several knobs: bisection per grid configuration
+        res, curve = joint_search(grid, fixed_params, utilities, **search)
+    else:
+        res, curve = search_knob(fixed_params, **search)
     if curves:
+        param = curve.param
         hi = param.bounds(dataset.n)[1]
         for v in param.grid:
             if hi is None or v <= hi:
                 curve(v)
-    res = bisect_risk(dataset, method, target_value, risk=risk, risk_params=risk_params,
-                      fixed_params=fixed, seed=seed, repeats=repeats, curve=curve,
-                      **bisect_kw)
     vals: dict[str, list] = {u: [] for u in utilities}
     rvals: dict[str, list] = {}
     det: dict[str, dict] = {}
@@ -266,6 +268,9 @@ class ComparisonPlan:
     repeats: int = 1
     curves: bool = True
     search: dict = field(default_factory=dict)
+    #: the columns the intruder knows, declared once for every candidate (SPEC §5; issue
+    #: 28 item 2); None: every QI and numeric attribute (and the kept columns)
+    intruder: tuple[str, ...] | None = None
 
     def on(self, dataset) -> ComparisonPlan:
         """This plan with what the data set decides filled in (the methods its roles
@@ -276,18 +281,37 @@ class ComparisonPlan:
                                      self.utilities)
         risk = chosen["risk"]
         readings = default_readings(chosen["methods"], risk, dataset)
-        out = dataclasses.replace(self, methods=tuple(chosen["methods"]), risk=risk,
-                                  risk_params=_risk_spec(risk).resolve(self.risk_params),
-                                  utilities=parse_measure_list(chosen["utilities"]),
-                                  risks=self.risks or check_risks(readings))
+        risks = self.risks or check_risks(readings)
+        out = dataclasses.replace(
+            self, methods=tuple(chosen["methods"]), risk=risk,
+            risk_params=_risk_spec(risk).resolve(
+                knowing(risk, self.risk_params, self.intruder)),
+            utilities=parse_measure_list(chosen["utilities"]),
+            risks={label: (name, knowing(name, params, self.intruder))
+                   for label, (name, params) in risks.items()})
         if self.target is None and self.reference is None:
             return dataclasses.replace(out, **_parse_target(chosen["target"]))
         return out
 
 
+#: the parameter by which a risk measure takes the intruder's knowledge (the columns
+#: known: `sdceval.measures.reidentification`)
+KNOWS = "knows"
+
+
+def knowing(measure: str, params: dict, intruder) -> dict:
+    """``params`` of ``measure`` with the comparison's intruder (a tuple of columns)
+    as its ``knows`` parameter, when it declares one and the user set neither."""
+    if not intruder or KNOWS in (params or {}):
+        return dict(params or {})
+    if not any(p.name == KNOWS for p in risk_spec(measure).params):
+        return dict(params or {})
+    return {**(params or {}), KNOWS: ",".join(intruder)}
+
+
 def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict | None = None,
                     target=None, utilities=None, risks=None, method_params: dict | None = None,
-                    seed: int = 0, repeats: int = 1, curves: bool = True,
+                    seed: int = 0, repeats: int = 1, curves: bool = True, intruder=None,
                     **search) -> ComparisonPlan:
     """Parse and check a comparison's options once (names and parameters against their
     registries, the closest name suggested), before any work: the one parse of
@@ -313,8 +337,9 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
             if isinstance(methods, str) else tuple(methods)
         if not methods:
             raise SdcevalError("no method to compare")
-        for m in methods:
-            get_method(m)
+        # a strategy may be given as its list of steps (texts or objects): its name
+        methods = tuple(get_method(m).name if isinstance(m, str)
+                        else strategy_spec(m).name for m in methods)
     if not isinstance(method_params or {}, dict) or not all(
             isinstance(p, dict) for p in (method_params or {}).values()):
         raise SdcevalError("method_params must map a method to its parameters, e.g. "
@@ -337,8 +362,14 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                 or value < low:
             raise SdcevalError(f"{name} must be a whole number >= {low}, got {value!r}")
+    if intruder is not None:
+        intruder = tuple(c.strip() for c in intruder.split(",") if c.strip()) \
+            if isinstance(intruder, str) else tuple(str(c) for c in intruder)
+        if not intruder:
+            raise SdcevalError("intruder: give the columns the intruder knows, e.g. "
+                               "intruder='zip,age,sex,income'")
     return ComparisonPlan(methods=methods, risk=risk, risk_params=rparams,
-                          utilities=utilities, risks=check_risks(risks),
+                          intruder=intruder, utilities=utilities, risks=check_risks(risks),
                           method_params=method_params, seed=int(seed),
                           repeats=int(repeats), curves=bool(curves), search=dict(search),
                           **_parse_target(target))
@@ -346,7 +377,7 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
 
 #: the keywords of `plan_comparison` (and of `compare`), for the suggestion
 PLAN_KEYWORDS = ("methods", "risk", "risk_params", "target", "utilities", "risks",
-                 "method_params", "seed", "repeats", "curves", "progress")
+                 "method_params", "seed", "repeats", "curves", "progress", "intruder")
 
 
 def _risk_spec(risk: str):
@@ -457,7 +488,13 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     ``map``; default: one after another, here); ``data_ref`` is what the tasks open
     (default: the data set itself); ``say`` gets the progress messages."""
     say = say or (lambda msg: None)
+    given = plan.methods
     plan = plan.on(dataset)
+    if given and tuple(given) != plan.methods:   # methods read as whole-file strategies
+        say("every candidate publishes every column: "
+            + ", ".join(f"{a} read as {b}" for a, b in zip(given, plan.methods) if a != b))
+    if plan.intruder:
+        say(f"the intruder knows {', '.join(plan.intruder)} (every candidate)")
     check_needs(dataset, plan)
     target = target_risk(dataset, plan)
     say(f"target {plan.risk} = {target:.6g}"
@@ -497,7 +534,8 @@ def _said(say, mm: MethodMatch) -> MethodMatch:
 def compare(dataset, methods=None, *, target=None, risk: str | None = None,
             risk_params: dict | None = None, utilities=None, seed: int = 0, repeats: int = 1,
             curves: bool = True, method_params: dict | None = None, risks=None,
-            progress: Callable[[str], None] | None = None, **kwargs) -> Comparison:
+            intruder=None, progress: Callable[[str], None] | None = None,
+            **kwargs) -> Comparison:
     """Match each method to the target risk by bisection, then evaluate utilities.
 
     Parameters
@@ -507,8 +545,11 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         ... : `sdceval.core.frames.ROLE_KEYWORDS`); `SEARCH_KEYWORDS` go to
         `bisect_risk`; any other keyword is an error naming the closest one.
     methods : sequence of str, optional
-        Default: every method the data set's roles allow, of both families
-        (`sdceval.compare.families`).
+        Methods or whole-file strategies (``"mdav+recode"``, or a strategy as its list
+        of steps: `sdceval.methods.strategy`).  Default: every method the data set's
+        roles allow, of both families; on a file with numeric attributes and QIs, the
+        built-in whole-file strategies, and a method named alone is read as its
+        strategy (`sdceval.compare.families`).
     target : float or str, optional
         A risk value, or ``"method:param=value"`` whose risk is the target; default
         ``mdav:k=5`` with numeric attributes, else ``mondrian:k=5``.
@@ -526,7 +567,11 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
     method_params : ``{method: {param: value}}`` held fixed during the search.
     risks : str, list or dict, optional
         Extra risk measures to read at each matched release (same syntax as
-        ``utilities``).  The matched measure's own readings (linkage_risk: both
+        ``utilities``).
+    intruder : str or sequence of str, optional
+        The columns the intruder knows, the same for every candidate and every risk
+        that takes them (``knows``); default every QI and numeric attribute, and the
+        kept columns.  The matched measure's own readings (linkage_risk: both
         re-identification rates and the value in the other scale) are always reported.
 
     Returns
@@ -536,7 +581,8 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
     roles, search = split_roles(kwargs)
     plan = plan_comparison(methods, risk=risk, risk_params=risk_params, target=target,
                            utilities=utilities, risks=risks, method_params=method_params,
-                           seed=seed, repeats=repeats, curves=curves, **search)
+                           seed=seed, repeats=repeats, curves=curves, intruder=intruder,
+                           **search)
     return run_comparison(as_dataset(dataset, **roles), plan, say=progress)
 
 

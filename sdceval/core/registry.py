@@ -73,7 +73,7 @@ CATEGORIES = ("risk", "utility", "information_loss", "privacy")
 RELEASE_NEEDS = ("classes", "cells")
 #: kind of the release a method of each family returns
 FAMILY_KIND = {"perturbative": "perturbative", "generalization": "generalized",
-               "bucketization": "bucketized"}
+               "bucketization": "bucketized", "strategy": "composite"}
 
 
 # -- specifications -----------------------------------------------------------------------
@@ -123,6 +123,11 @@ class MethodSpec:
                 return Knob(p, p.name)
         raise SdcevalError(f"method {self.name!r} has no protection parameter to tune "
                            f"with {params or 'its defaults'}")
+
+    def grid_knobs(self, params: dict | None) -> list:
+        """Protection parameters searched on a grid beside the knob: none for a method
+        (a whole-file strategy has its other steps': `sdceval.methods.strategy`)."""
+        return []
 
     @property
     def shorthands(self) -> tuple[str, ...]:

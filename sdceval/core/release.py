@@ -33,6 +33,15 @@ The ``label`` column (the class attribute of the ``cm`` measure) is not protecte
 method, so it is dropped like any other column unless the user passes it through; ``cm``
 reads the labels of the original data set, not of the release.
 * ``external``: a table read from disk, published as it is.
+* ``composite`` (a whole-file strategy, `sdceval.methods.strategy`, SPEC §5): every
+  column the schema uses, each as the strategy's step for its group left it — cells for
+  every QI (exact ``lo = hi`` where the QIs are published as is) and for the numeric
+  attributes a syntactic step took as interval QIs, masked numbers for the numeric
+  attributes of a perturbative step, the sensitive column (permuted within buckets when
+  ``buckets`` is set: a bucketization step), passthrough columns unchanged.  Measures
+  that read only part of such a table (privacy checks over classes, GLM, the paper's
+  numeric utilities) do not accept the kind, so none of them overstates protection by
+  ignoring the columns it does not read.
 
 The released sensitive values follow one rule (`Release.sensitive`): the release's
 ``sensitive_codes`` when it carries them, else the data set's (a generalized release
@@ -53,7 +62,7 @@ from sdceval.core.errors import SdcevalError
 if TYPE_CHECKING:  # imported where used: the method modules import this one, and
     import pandas as pd  # `sdceval list methods` must not load pandas (issue 27)
 
-KINDS = ("perturbative", "generalized", "bucketized", "external")
+KINDS = ("perturbative", "generalized", "bucketized", "external", "composite")
 #: the structural column of a bucketized release file (`sdceval.methods.bucketization`:
 #: which bucket a row belongs to; `sdceval.core.release_checks.is_bucketized`)
 BUCKET_COLUMN = "bucket"
@@ -61,9 +70,10 @@ BUCKET_COLUMN = "bucket"
 #: structures a release of each kind must carry / may carry
 _STRUCTURES = ("classes", "cells", "suppressed", "sensitive_codes")
 REQUIRED = {"perturbative": (), "generalized": ("classes",),
-            "bucketized": ("classes", "sensitive_codes"), "external": ()}
+            "bucketized": ("classes", "sensitive_codes"), "external": (),
+            "composite": ("cells",)}
 ALLOWED = {"perturbative": ("classes",), "generalized": _STRUCTURES,
-           "bucketized": _STRUCTURES, "external": ()}
+           "bucketized": _STRUCTURES, "external": (), "composite": _STRUCTURES}
 
 #: what a measure may declare it needs (`Release.check`): release structures and
 #: data-set roles
@@ -182,6 +192,9 @@ class Release:
     sensitive_codes: np.ndarray | None = None
     info: dict = field(default_factory=dict)
     dropped: tuple = ()
+    #: a composite release whose sensitive values are permuted within its classes
+    #: (a bucketization step): each row publishes its bucket's distribution
+    buckets: bool = False
 
     def __post_init__(self):
         import pandas as pd
@@ -210,7 +223,7 @@ class Release:
             put(self, "cells", _cells(self.cells, n, who))
         if self.suppressed is not None:
             put(self, "suppressed", _flags(self.suppressed, "suppressed", n, who))
-        elif self.kind in ("generalized", "bucketized"):
+        elif self.kind in ("generalized", "bucketized", "composite"):
             none = np.zeros(n, dtype=bool)
             none.setflags(write=False)
             put(self, "suppressed", none)
@@ -220,6 +233,10 @@ class Release:
                 raise SdcevalError(f"{who}: sensitive_codes must be >= 0 (codes of the "
                                    "sensitive column)")
             put(self, "sensitive_codes", codes)
+        if self.buckets and (self.kind != "composite" or self.classes is None
+                             or self.sensitive_codes is None):
+            raise SdcevalError(f"{who}: buckets=True needs a composite release with "
+                               "classes (the buckets) and sensitive_codes")
         put(self, "params", dict(self.params or {}))
         put(self, "info", dict(self.info or {}))
         put(self, "dropped", tuple(self.dropped))
@@ -273,6 +290,22 @@ class Release:
                    dropped=dropped).check(dataset, needs=("cells",))
 
     @classmethod
+    def composite(cls, dataset, data: pd.DataFrame, *, cells, classes=None,
+                  suppressed=None, sensitive_codes=None, buckets: bool = False,
+                  method: str = "", info: dict | None = None) -> "Release":
+        """A whole-file release (module docstring): ``data`` holds the QI labels and
+        the numeric attributes (masked numbers, or interval labels where ``cells`` give
+        them); the sensitive and passthrough columns are added unchanged when ``data``
+        lacks them.  ``cells`` must give every QI, and may give numeric attributes."""
+        frame, dropped = _publish(dataset, "composite", data, method)
+        sens = dataset.schema.sensitive
+        if sensitive_codes is None and sens is not None:
+            sensitive_codes = dataset.codes(sens)
+        return cls(frame, method, kind="composite", classes=classes, cells=cells,
+                   suppressed=suppressed, sensitive_codes=sensitive_codes,
+                   info=info or {}, dropped=dropped, buckets=buckets).check(dataset)
+
+    @classmethod
     def external(cls, dataset, frame: pd.DataFrame, *, method: str = "external"
                  ) -> "Release":
         """A table read from disk (e.g. ``sdceval evaluate --release masked.csv``)."""
@@ -306,17 +339,20 @@ class Release:
         schema = dataset.schema
         if self.cells is not None:
             qis = schema.qis
+            # a composite release may give numeric attributes as interval cells too
+            cellable = (list(qis) + list(schema.numeric) if self.kind == "composite"
+                        else list(qis))
             missing = [q for q in qis if q not in self.cells]
             if missing:
                 raise SdcevalError(f"{who} has no cells for QI(s) "
                                    f"{', '.join(map(repr, missing))}; every QI needs a "
                                    "(lo, hi) leaf-code range per record (exact QIs: "
                                    "lo = hi = code)")
-            stray = [q for q in self.cells if q not in qis]
+            stray = [q for q in self.cells if q not in cellable]
             if stray:
                 raise SdcevalError(f"{who} has cells for {', '.join(map(repr, stray))}, "
                                    f"which are not quasi-identifiers of {dataset.name!r}")
-            for q in qis:
+            for q in self.cells:
                 m = dataset.hierarchy(q).n_leaves
                 if self.n and self.cells[q][1].max() >= m:
                     raise SdcevalError(f"{who}: cells of QI {q!r} are not leaf-code ranges "
@@ -332,6 +368,12 @@ class Release:
     @property
     def n(self) -> int:
         return len(self.data)
+
+    @property
+    def sensitive_in_buckets(self) -> bool:
+        """Each row publishes its class's sensitive distribution, not its own value
+        (bucketization, alone or as a step of a whole-file strategy)."""
+        return self.kind == "bucketized" or self.buckets
 
     def sensitive(self, dataset) -> np.ndarray:
         """The released sensitive codes: ``sensitive_codes`` if the release carries
@@ -424,6 +466,8 @@ def _roles(dataset, kind: str) -> tuple[list, list]:
         return list(s.qis), sens + list(s.passthrough)
     if kind == "bucketized":
         return list(s.qis) + sens, list(s.passthrough)
+    if kind == "composite":
+        return list(s.qis) + list(s.numeric), sens + list(s.passthrough)
     return [], list(dataset.frame.columns)
 
 

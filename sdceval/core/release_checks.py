@@ -27,9 +27,10 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
                        key_path=None, fix: str | None = None) -> None:
     """Refuse a release read without a key unless it is in record order.
 
-    Each published row ``i`` is scored against record ``i``: one per generalized QI cell
-    (``cells``: ``{qi: (lo, hi, ...)}`` of the published labels) not containing the
-    record's value, one per exact column (the sensitive value of a release that does
+    Each published row ``i`` is scored against record ``i``: one per generalized cell
+    (``cells``: ``{column: (lo, hi, ...)}`` of the published labels of the QIs and of
+    the numeric-role columns of labels, `sdceval.core.release_io.published_cells`) not
+    containing the record's value, one per exact column (the sensitive value of a release that does
     not permute it, a passed-through text column) that differs, plus the distance of
     the masked / passed-through numbers (standardized by the original's deviation).  In
     record order, a truthful release (generalized, bucketized, QIs passed through) has
@@ -98,14 +99,17 @@ def unchanged(original: pd.Series, published: pd.Series) -> np.ndarray:
 def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
                 file_row: np.ndarray | None = None, in_file: bool = True) -> None:
     """Refuse a release (in record order) with a published cell its record does not fit
-    (issue 22 item 2): every generalized QI cell must contain the record's value, the
-    sensitive value of a release that does not permute it and every passed-through
-    column must equal the record's, and a bucketized release's sensitive values must be
-    those of its bucket's records (permuted within the bucket).  A shuffled file, an
+    (issue 22 item 2): every published cell (``cells``: those of the QIs and of the
+    numeric-role columns published as labels, e.g. intervals ``[30-39]`` of a whole-file
+    release, `sdceval.core.release_io.published_cells`) must contain the record's
+    value, the sensitive value of a release that does not permute it and every
+    passed-through column must equal the record's, and a bucketized release's sensitive
+    values must be those of its bucket's records (permuted within the bucket).  A shuffled file, an
     edited label or another data set's file of the same shape is therefore refused,
     naming the first bad row (``file_row``: the file's row of each record; ``in_file``
     False: a DataFrame's row, by position) and column.
-    Masked numbers (a perturbative release) are not cells to check."""
+    Masked numbers (a perturbative release, the masked numeric attributes of a
+    whole-file one) are not cells to check."""
     schema = dataset.schema
     where = (lambda i: int(file_row[i]) if file_row is not None else int(i))
     bad_cells = []  # (record, column, what)

@@ -5,21 +5,37 @@ private key file beside it puts the rows back in record order
 (`sdceval.core.release_order`: `write_release`, the key's format and checks).
 
 A release written by ``sdceval anonymize`` is a plain table that any tool can read.
-Reading it back recovers what measures need.  The kind is decided from the columns
-(SPEC §1, release kinds):
+Reading it back recovers what measures need.  Every published label is mapped back to
+its leaf-code range (a cell): the labels of the QI columns (hierarchy node names,
+intervals ``[40-49]``, sets ``{a,b}``, ``*``, or the values themselves), and those of a
+``numeric``-role column that holds labels — text that is not all numbers, such as
+``[30-39]`` or ``*``: a numeric attribute a whole-file strategy generalized into
+intervals — in that column's hierarchy (`numeric_label_columns`).  A numeric-role column
+of numbers is published numbers (masked, or as they are), also when written as text (a
+DataFrame or Parquet file: read as numbers, as from a CSV file).  The kind is decided from the
+columns (SPEC §1 and §5, release kinds):
 
+- no QI column -> external;
 - a ``bucket`` column that is not a column of the data set -> bucketized (exact QIs,
-  sensitive values permuted per bucket); a data-set column named ``bucket`` (kept with
-  ``--keep bucket``) is the user's data, never read as structure;
-- QI columns of which at least one holds generalized labels (hierarchy node names,
-  intervals ``[40-49]``, sets ``{a,b}``, ``*``) -> generalized: each label is mapped back
-  to its leaf-code range and the equivalence classes are the distinct combinations of
-  QI cells;
-- numeric-role columns present, and the QI columns absent or holding exactly the
-  original values (a perturbative release, QIs at most passed through) -> external
-  (perturbative numbers);
-- QI columns with the original values and no numeric-role column -> generalized at the
-  leaf level (every record its own cell).
+  sensitive values permuted per bucket) when no numeric-role column is published, else
+  composite with ``buckets`` (a bucketization step of a whole-file strategy beside the
+  numeric attributes); a data-set column named ``bucket`` (kept with ``--keep bucket``)
+  is the user's data, never read as structure;
+- numeric-role columns of numbers only, and QI columns holding exactly the original
+  values (a perturbative release, QIs at most passed through) -> external (perturbative
+  numbers);
+- numeric-role columns present otherwise (QI columns with generalized labels, or a
+  numeric-role column of labels) -> composite: the cells of the QIs and of the labelled
+  numeric columns, the numbers of the others, the sensitive column as published; the
+  classes are the distinct combinations of cells.  Read as generalized, the numbers
+  beside the labels would be ignored by the measures of generalized releases, which
+  would overstate protection;
+- no numeric-role column: QI columns of which at least one holds generalized labels ->
+  generalized (the equivalence classes are the distinct combinations of QI cells); QI
+  columns with the original values -> generalized at the leaf level (every record its
+  own cell).
+
+A record is suppressed when every one of its cells is the whole domain (``*``).
 
 Labels are parsed once per distinct label, never per record: a column is hashed into
 integer codes (`pandas.factorize`) and the per-label Python work is mapped back through
@@ -112,6 +128,41 @@ def _combine(keys: list[np.ndarray]) -> np.ndarray:
     for k in keys:
         out = pd.factorize(out * (int(k.max()) + 1) + k)[0].astype(np.int64)
     return out
+
+
+def _is_numbers(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+def numeric_label_columns(dataset, frame: pd.DataFrame) -> list[str]:
+    """The ``numeric``-role columns of ``frame`` that hold labels (cells), not numbers:
+    a column that is not of a numeric type and has a value that is not a number
+    (``[30-39]``, ``*``; a missing value counts, and is refused by `_cells`)."""
+    return [c for c in dataset.schema.numeric if c in frame.columns
+            and not _is_numbers(frame[c])
+            and pd.to_numeric(frame[c], errors="coerce").isna().any()]
+
+
+def _numbers_read_as_numbers(dataset, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its numeric-role columns of numbers written as text (a DataFrame
+    or Parquet file holding the labels of exact cells, ``"40"``) as numbers, as a CSV
+    file of the same table reads them: one reading whatever the file's format.  A copy
+    when a column changes; the caller's frame is never changed."""
+    text = [c for c in dataset.schema.numeric if c in frame.columns
+            and not _is_numbers(frame[c]) and c not in numeric_label_columns(dataset, frame)]
+    if not text:
+        return frame
+    return frame.assign(**{c: pd.to_numeric(frame[c]) for c in text})
+
+
+def published_cells(dataset, frame: pd.DataFrame, cells: dict | None = None) -> dict:
+    """`_cells` of every published QI column and of every numeric-role column of labels
+    (`numeric_label_columns`), in schema order; ``cells``: those already parsed."""
+    cells = dict(cells or {})
+    columns = [q for q in dataset.schema.qis if q in frame.columns]
+    columns += numeric_label_columns(dataset, frame)
+    return {c: cells[c] if c in cells else _cells(dataset.hierarchy(c), frame[c], c)
+            for c in columns}
 
 
 def read_release(dataset, path, key=None) -> Release:
@@ -220,9 +271,8 @@ def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, n
     if perm is not None:
         frame = to_record_order(frame, perm)
         file_row = np.argsort(perm, kind="stable")
-    frame = frame.reset_index(drop=True)
-    cells = {q: _cells(dataset.hierarchy(q), frame[q], q)
-             for q in dataset.schema.qis if q in frame.columns}
+    frame = _numbers_read_as_numbers(dataset, frame.reset_index(drop=True))
+    cells = published_cells(dataset, frame)
     if check_order:
         check_record_order(dataset, frame, cells, release_path=release_path,
                            key_path=key_path, fix=fix)
@@ -234,51 +284,54 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
                        cells: dict | None = None, file_row=None,
                        release_path=None, in_file: bool = True) -> Release:
     """A `Release` from a published table in record order (see the module docstring for
-    the kinds); ``cells``: the `_cells` of its QI columns if already parsed.  Every
-    published cell must fit its record (`check_cells`: an error names the first that
-    does not, by its row in the file, ``file_row``)."""
+    the kinds); ``cells``: the `_cells` of its QI columns (and numeric-role columns of
+    labels) if already parsed.  Every published cell must fit its record (`check_cells`:
+    an error names the first that does not, by its row in the file, ``file_row``)."""
     schema = dataset.schema
-    frame = frame.reset_index(drop=True)
+    frame = _numbers_read_as_numbers(dataset, frame.reset_index(drop=True))
     present = [q for q in schema.qis if q in frame.columns]
-    cells = dict(cells or {})
-    for q in present:
-        if q not in cells:
-            cells[q] = _cells(dataset.hierarchy(q), frame[q], q)
-    check_cells(dataset, frame, {q: cells[q] for q in present},
-                release_path=release_path or name, file_row=file_row, in_file=in_file)
+    cells = published_cells(dataset, frame, cells)
+    check_cells(dataset, frame, cells, release_path=release_path or name,
+                file_row=file_row, in_file=in_file)
     if not present:
         return _make_release(dataset, frame, name, "external")
     bucketized = is_bucketized(dataset, frame)
-    if not bucketized and any(c in frame.columns for c in schema.numeric):
+    numeric = any(c in frame.columns for c in schema.numeric)
+    intervals = [c for c in cells if c not in schema.qis]
+    if not bucketized and numeric and not intervals:
         original = all(((lo == dataset.codes(q)) & (hi == lo)).all()
                        for q, (lo, hi, _) in cells.items())
         if original:  # QIs passed through unchanged beside masked numbers
             return _make_release(dataset, frame, name, "external")
+    composite = numeric  # beside published numeric attributes: a whole-file release
     missing = [q for q in schema.qis if q not in frame.columns]
     if missing:
         raise SdcevalError(f"release lacks quasi-identifier column(s) "
-                           f"{', '.join(map(repr, missing))}; a generalized or bucketized "
-                           "release publishes every QI")
+                           f"{', '.join(map(repr, missing))}; a generalized, bucketized or "
+                           "whole-file (composite) release publishes every QI")
     sens = schema.sensitive
     sensitive_codes = None
     if sens is not None:
         if sens not in frame.columns:
             raise SdcevalError(f"release lacks the sensitive column {sens!r}")
         sensitive_codes = dataset.hierarchy(sens).encode(frame[sens], column=sens)
+    structure = {}
     if bucketized:
         classes = pd.factorize(frame[BUCKET_COLUMN])[0].astype(np.int64)
         suppressed = np.zeros(len(frame), bool)
         kind = "bucketized"
+        if composite:  # a bucketization step beside the numeric attributes
+            kind, structure["buckets"] = "composite", True
     else:
-        classes = _combine([cells[q][2] for q in schema.qis])
+        classes = _combine([cells[c][2] for c in cells])
         suppressed = np.ones(len(frame), bool)
-        for q in schema.qis:
-            lo, hi, _ = cells[q]
-            suppressed &= (lo == 0) & (hi == dataset.hierarchy(q).n_leaves - 1)
-        kind = "generalized"
+        for c, (lo, hi, _) in cells.items():
+            suppressed &= (lo == 0) & (hi == dataset.hierarchy(c).n_leaves - 1)
+        kind = "composite" if composite else "generalized"
     return _make_release(dataset, frame, name, kind, classes=classes,
-                         cells={q: (cells[q][0], cells[q][1]) for q in schema.qis},
-                         suppressed=suppressed, sensitive_codes=sensitive_codes)
+                         cells={c: (lo, hi) for c, (lo, hi, _) in cells.items()},
+                         suppressed=suppressed, sensitive_codes=sensitive_codes,
+                         **structure)
 
 
 def _make_release(dataset, frame: pd.DataFrame, name: str, kind: str, **structure) -> Release:

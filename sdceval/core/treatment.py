@@ -10,13 +10,16 @@ original where the structures do not say it:
   ``"dropped (identifier)"`` / ``"dropped (ignored)"`` so a table of treatments covers
   the whole schema and says why.
 * ``"generalized"``: a column with ``cells`` some of which are wider than one leaf
-  (QI labels such as ``[40-49]``); ``"generalized, N suppressed cells"`` when the release
+  (QI labels such as ``[40-49]``; a ``numeric``-role attribute a composite release
+  generalized into intervals); ``"generalized, N suppressed cells"`` when the release
   suppressed N records (each suppressed record's cell of that column is ``*``).
-* ``"as is"``: published unchanged — a QI whose cells are all exact (bucketization), a
-  sensitive attribute whose released codes equal the original's, a passthrough or label
-  column, a numeric column whose values equal the original's.
-* ``"permuted within buckets"``: a bucketized release's sensitive attribute whose
-  released codes differ from the original's.
+* ``"as is"``: published unchanged — a column whose cells are all exact
+  (bucketization; the QIs a whole-file strategy publishes as they are), a sensitive
+  attribute whose released codes equal the original's, a passthrough or label column, a
+  numeric column whose values equal the original's.
+* ``"permuted within buckets"``: the sensitive attribute of a release whose values are
+  permuted within its buckets (`Release.sensitive_in_buckets`: bucketization, alone or
+  as a strategy's step) and differ from the original's.
 * ``"masked"``: any other published column whose values differ from the original's
   (perturbative numeric attributes; a changed column of an external table).
 """
@@ -49,7 +52,7 @@ def column_treatment(dataset, release) -> dict[str, str]:
         elif name == dataset.schema.sensitive and release.sensitive_codes is not None:
             same = np.array_equal(release.sensitive_codes, dataset.codes(name))
             out[name] = "as is" if same else (
-                "permuted within buckets" if release.kind == "bucketized" else "masked")
+                "permuted within buckets" if release.sensitive_in_buckets else "masked")
         else:
             out[name] = "as is" if unchanged(dataset.frame[name],
                                              release.data[name]).all() else "masked"

@@ -49,6 +49,11 @@ TOLERANCE = Param("tolerance", float, default=0.05, low=0.0, high=1.0, high_incl
                               "smallest step when that is larger; otherwise it is listed "
                               "as nearest reachable (sdceval.compare.bisection)")
 
+INTRUDER = Param("intruder", str, default=None,
+                 description="the columns the intruder knows, comma-separated, the same for "
+                             "every candidate (default: every quasi-identifier and numeric "
+                             "attribute, and the kept columns; SPEC §5)")
+
 
 def comparison_plan(opts: dict) -> ComparisonPlan:
     """A ``[[comparison]]`` job's options parsed and checked once, before anything runs
@@ -57,7 +62,7 @@ def comparison_plan(opts: dict) -> ComparisonPlan:
     return ranking.plan_comparison(
         opts.get("methods"), risk=opts.get("risk"), target=opts.get("target"),
         utilities=opts.get("utilities"), risks=opts.get("risks"),
-        method_params=opts.get("method_params"),
+        method_params=opts.get("method_params"), intruder=opts.get("intruder"),
         **({} if opts.get("tolerance") is None else {"tolerance": opts["tolerance"]}))
 
 
@@ -198,9 +203,10 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     write=write_comparison_job, rows=comparison_rows,
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
-    keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance"),
-    example={"methods": ["mdav", "noise"], "utilities": ["il1s"]},
-    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE))
+    keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance",
+          "intruder"),
+    example={"methods": ["mdav", "noise"], "utilities": ["query_error"]},
+    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))

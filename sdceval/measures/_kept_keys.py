@@ -2,13 +2,15 @@
 
 A column kept on request (``--keep``, role ``passthrough``) is published exactly as in
 the original, beside what the method protects.  `sdceval.measures.reidentification`
-counts every such column in the intruder's knowledge (it links by equality: a record
-can only be a released row with the same value), and no column can be declared
-unknown: a value published unchanged links perfectly, and an evaluation that dropped it
-on the user's word could overstate protection.  What a user needs is to *see* what the
-kept columns cost: `kept_risk` measures re-identification with them (the measure's
-default) and without them (``kept=False``, one extra evaluation), and `warning` words
-it when they raise the share of records re-identified by more than `MARGIN`.
+counts every such column in the intruder's knowledge by default (it links by equality:
+a record can only be a released row with the same value; a value published unchanged
+links perfectly).  A comparison may declare its intruder (``knows``, issue 28 item 2)
+without a kept column; the measure honours that, but the figure that could then
+overstate protection is not left unsaid: what a user needs is to *see* what the kept
+columns cost.  `kept_risk` measures re-identification for the declared intruder (the
+default one when none is declared) *plus* every kept column, and for it *less* them
+(``kept=False``; one extra evaluation), and `warning` words it when they raise the
+share of records re-identified by more than `MARGIN`.
 
 Which kept column is responsible: with one kept column, that column; with several, each
 is measured alone beside the release (the others dropped from it, which the measure
@@ -56,15 +58,20 @@ def _reid(dataset, release, **kw) -> float:
     return float(reidentification(dataset, release, **kw).value)
 
 
-def kept_risk(dataset, release, *, seed: int = 0) -> KeptRisk | None:
+def kept_risk(dataset, release, *, seed: int = 0, knows=()) -> KeptRisk | None:
     """`KeptRisk` of ``release``, or None when it publishes no kept column or the
-    measure does not read it (an `SdcevalError`: nothing to say, nothing wrong)."""
+    measure does not read it (an `SdcevalError`: nothing to say, nothing wrong).
+    ``knows``: the intruder declared for the comparison (module notes): the figure
+    with the kept columns is that of ``knows`` plus every kept column, the one without
+    them that of ``knows`` less the kept columns."""
     cols = kept_columns(dataset, release)
     if not cols:
         return None
+    knows = tuple(_knows(knows))
+    known = (*knows, *(c for c in cols if c not in knows)) if knows else ()
     try:
-        with_kept = _reid(dataset, release, seed=seed)
-        without = _reid(dataset, release, kept=False, seed=seed)
+        with_kept = _reid(dataset, release, seed=seed, knows=known)
+        without = _reid(dataset, release, kept=False, seed=seed, knows=knows)
         if with_kept - without <= MARGIN:
             return KeptRisk(tuple(cols), with_kept, without, ())
         if len(cols) == 1:
@@ -73,11 +80,17 @@ def kept_risk(dataset, release, *, seed: int = 0) -> KeptRisk | None:
         for c in cols:  # each kept column alone: the others dropped from the release
             only = dataclasses.replace(release, data=release.data.drop(
                 columns=[o for o in cols if o != c]))
-            if _reid(dataset, only, seed=seed) - without > MARGIN:
+            if _reid(dataset, only, seed=seed, knows=known) - without > MARGIN:
                 alone.append(c)
     except SdcevalError:
         return None
     return KeptRisk(tuple(cols), with_kept, without, tuple(alone or cols))
+
+
+def _knows(raw) -> tuple:
+    """A ``knows`` value in any accepted form as a tuple of column names."""
+    from sdceval.measures.reidentification import KNOWS
+    return KNOWS.parse(raw)
 
 
 def warning(risk: KeptRisk | None) -> str | None:
@@ -95,10 +108,10 @@ def warning(risk: KeptRisk | None) -> str | None:
             f"(role passthrough) or protect {'it' if one else 'them'} as a quasi-identifier")
 
 
-def warn(dataset, release, *, seed: int = 0, stacklevel: int = 2) -> None:
+def warn(dataset, release, *, seed: int = 0, stacklevel: int = 2, knows=()) -> None:
     """`warnings.warn` the `warning` of ``release``, if any (what ``sdceval anonymize``
     and `sdceval.anonymize` say after a release with kept columns)."""
-    text = warning(kept_risk(dataset, release, seed=seed))
+    text = warning(kept_risk(dataset, release, seed=seed, knows=knows))
     if text:
         warnings.warn(text, stacklevel=stacklevel + 1)
 
@@ -113,11 +126,16 @@ def reads_kept(name: str) -> bool:
 
 def comparison_note(dataset, measures) -> str | None:
     """The comparison's footnote when kept columns are in the intruder's knowledge of a
-    risk it matches on or reads (``measures``: ``(name, params)`` pairs), else None."""
+    risk it matches on or reads (``measures``: ``(name, params)`` pairs; a declared
+    ``knows`` counts them when it names one), else None."""
     cols = list(dataset.schema.passthrough)
+
+    def counts(params) -> bool:
+        knows = _knows((params or {}).get("knows"))
+        return (str((params or {}).get("kept", True)).lower() not in ("false", "0", "no")
+                and (not knows or any(c in knows for c in cols)))
     used = [m for m in dict.fromkeys(name for name, params in measures
-                                     if reads_kept(name)
-                                     and (params or {}).get("kept", True))]
+                                     if reads_kept(name) and counts(params))]
     if not cols or not used:
         return None
     return (f"Columns published unchanged by every method ({', '.join(map(repr, cols))}, "

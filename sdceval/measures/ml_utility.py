@@ -40,9 +40,12 @@ feature).  The original-trained classifier uses all of them, exactly.  The relea
 read as `sdceval.measures.utility_loss.published` reads it (the one reading shared with
 `query_error`):
 
-* a published number (perturbative releases) is used as it is;
-* a generalized cell of a numeric attribute (an interval) is its midpoint, the mean of
-  the cell's first and last leaf values (`Hierarchy.leaf_values`);
+* a published number (perturbative releases, the masked numbers of a composite one)
+  is used as it is;
+* a generalized cell of a numeric attribute (an interval: a numeric QI's, or a
+  ``numeric``-role attribute a composite release generalized) is its midpoint in
+  original units, the mean of the cell's first and last leaf values
+  (`Hierarchy.leaf_values`);
 * a categorical attribute is one-hot over its hierarchy's *leaves*: a released cell
   spreads weight ``1/|cell|`` over the leaves it covers (the uniform assumption, as in
   U_loss), an exact value is its leaf's one-hot.  Test records (original values) are
@@ -80,8 +83,10 @@ sums over the cells (difference arrays: one pass over the rows, none over the le
 ``details["n_features*"]`` count leaf columns, as before (not atoms).
 
 Target of the release-trained classifier: the value the release publishes — the released
-sensitive values of a generalized release (unchanged) or a bucketized one (permuted
-within the buckets: `Release.sensitive`), or an external table's sensitive column.  A
+sensitive values of a generalized release (unchanged), a bucketized one or a composite
+one (as its strategy left them: unchanged, or permuted within the buckets —
+`Release.sensitive`, `sdceval.measures.utility_loss.published_sensitive`), or an
+external table's sensitive column.  A
 target the release does not publish (the label, which no method protects; the sensitive
 attribute, which perturbative releases drop) is the original's, row by row, as ``cm``
 reads labels: the method did not protect it, and there is no classifier without a
@@ -123,7 +128,7 @@ from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import KINDS, Release, require
 from sdceval.measures.propensity import _Moments  # the same moments and rule
-from sdceval.measures.utility_loss import published, published_sensitive
+from sdceval.measures.utility_loss import published, published_sensitive, publishes_cells
 
 TARGETS = ("auto", "label", "sensitive")
 SCORES = ("auc", "accuracy")
@@ -454,7 +459,7 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
             f"measure 'ml_utility' does not apply to a perturbative release (of "
             f"{release.method!r}) of data set {dataset.name!r}, which has no numeric "
             "attributes: a perturbative release publishes only masked numeric attributes")
-    if release.kind in ("generalized", "bucketized"):
+    if publishes_cells(dataset, release):
         require(dataset, ("cells",), "ml_utility", release)
     role, column = resolve_target(dataset, target)
     features = feature_columns(dataset, column)

@@ -29,6 +29,11 @@ Answering from every release (reconstructed counts)
   record weighted by ``|cell ∩ b_a| / |cell|`` in leaves, as for U_loss (Li & Li §4.2);
 * bucketized releases: exact QIs, each record carries its bucket's sensitive
   distribution;
+* composite releases (whole-file strategies, `Release.composite`): every column as it is
+  published — QI cells and the interval cells of the numeric attributes a syntactic
+  step generalized (uniform assumption, as above), masked numbers (below), the released
+  sensitive values, or, when they are permuted within buckets
+  (`Release.sensitive_in_buckets`), each record its bucket's distribution;
 * published numbers (perturbative releases: MDAV, noise, rank swapping, multiplicative
   noise; numeric columns of an external table) are taken exactly: a released value
   counts (weight 1) when it lies in the predicate's value interval, else 0;
@@ -69,8 +74,8 @@ Decisions where the paper is silent (documented here and in the docstring):
   explicit larger ``qd`` is an error).  The registry's default is ``None``, meaning
   that rule (`default_qd`).
 * The same ``seed`` gives the same queries for every release compared.
-* A generalized or bucketized release must carry its cells (`Release.cells`); a
-  perturbative release of a data set without numeric attributes publishes nothing a
+* A generalized, bucketized or composite release must carry its cells
+  (`Release.cells`; `publishes_cells`); a perturbative release of a data set without numeric attributes publishes nothing a
   perturbative method protects (no method makes one) and is refused.
 """
 from __future__ import annotations
@@ -87,7 +92,7 @@ from sdceval.core.measurement import Measurement
 from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import KINDS, Release, require
-from sdceval.measures.utility_loss import Predicates, UniformEstimator
+from sdceval.measures.utility_loss import Predicates, UniformEstimator, publishes_cells
 
 
 @dataclass(frozen=True)
@@ -379,7 +384,8 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
         Original data with QIs and/or numeric attributes (the query attributes) and,
         optionally, a sensitive attribute (without one, queries have no ``S = s`` term).
     release : Release
-        Any kind; a generalized or bucketized release must carry `Release.cells`.
+        Any kind; a generalized, bucketized or composite release must carry
+        `Release.cells`.
     n_queries : int
         Number of queries drawn.
     qd : int or None
@@ -405,10 +411,10 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     Reconstructed counts weight each released record by the fraction of its cell's
     leaves inside the predicate (a published number: 1 inside the closed value
     interval, 0 outside; an unpublished column: the whole domain), times its sensitive
-    value (generalization), its bucket's sensitive distribution (bucketization) or
-    ``1/m`` (not published).  See the module docstring for the decisions.
+    value (generalization, a composite release), its bucket's sensitive distribution
+    (values permuted within buckets) or ``1/m`` (not published).  See the module docstring for the decisions.
     """
-    if release.kind in ("generalized", "bucketized"):
+    if publishes_cells(dataset, release):
         require(dataset, ("cells",), "query_error", release)
     if release.kind == "perturbative" and not dataset.schema.numeric:
         raise SdcevalError(

@@ -36,7 +36,7 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import Release, require
+from sdceval.core.release import Release, publishable_columns, require
 from sdceval.measures._compatibility import combine, first
 from sdceval.measures.attribute_disclosure import class_sensitive_counts
 from sdceval.core.divergence import js_divergence, normalize
@@ -254,8 +254,9 @@ def published(dataset, release: Release, column: str):
     Returns ``("cell", lo, hi)`` (leaf-code ranges of the column's hierarchy) or
     ``("value", x)`` (float64 numbers, compared with value intervals):
 
-    * a column with `Release.cells` (the QIs of generalized and bucketized releases):
-      its cells;
+    * a column with `Release.cells` (the QIs of generalized, bucketized and composite
+      releases; the numeric attributes a composite release generalized into intervals,
+      cells of the column's own hierarchy): its cells;
     * a published ``numeric``-role column, or a numeric column of numbers whose
       hierarchy is numeric (a QI of an external table): its values, taken exactly;
     * another published column (a QI of an external table): each label's leaf or node
@@ -283,16 +284,29 @@ def published(dataset, release: Release, column: str):
     return "cell", np.zeros(n, dtype=np.int64), np.full(n, h.n_leaves - 1, dtype=np.int64)
 
 
+def publishes_cells(dataset, release: Release) -> bool:
+    """Whether ``release`` must give its QIs as `Release.cells` for `published` to read
+    them: its kind publishes the QIs by the publication rule (`publishable_columns`:
+    generalized, bucketized and composite releases).  A perturbative release publishes
+    none, and an external table's labels are read from its columns."""
+    if release.kind == "external":
+        return False
+    return bool(set(dataset.schema.qis) & set(publishable_columns(dataset, release.kind)))
+
+
 def published_sensitive(dataset, release: Release) -> np.ndarray | None:
     """Released sensitive code per record, ``-1`` where the release does not publish it
     (fully suppressed: uniform over the sensitive values); None without a sensitive
-    attribute.  Generalized and bucketized releases: `Release.sensitive`; an external
-    table: its column when present (a value outside the domain: ``-1``); perturbative
-    releases drop it."""
+    attribute.  A release carrying released codes (`Release.sensitive_codes`: permuted
+    within buckets, or as a method left them), or one whose kind publishes the column
+    unchanged (`publishable_columns`: generalized, bucketized, composite):
+    `Release.sensitive`; an external table: its column when present (a value outside
+    the domain: ``-1``); perturbative releases drop it."""
     col = dataset.schema.sensitive
     if col is None:
         return None
-    if release.kind in ("generalized", "bucketized"):
+    if release.sensitive_codes is not None or (
+            release.kind != "external" and col in publishable_columns(dataset, release.kind)):
         return np.asarray(release.sensitive(dataset), dtype=np.int64)
     if release.kind == "external" and col in release.data.columns:
         h = dataset.hierarchy(col)
@@ -357,8 +371,9 @@ class UniformEstimator:
 
     Records are grouped by their combination of released cells and values (`published`);
     each group carries the sum of its records' sensitive distributions (one-hot of the
-    released value, the bucket's distribution for bucketization, uniform where the
-    release does not publish the sensitive value).  The estimate for predicate ``y`` is
+    released value, the bucket's distribution where the values are permuted within
+    buckets — `Release.sensitive_in_buckets` —, uniform where the release does not
+    publish the sensitive value).  The estimate for predicate ``y`` is
     ``Σ_g w_g(y) · S_g`` with ``w_g(y) = Π_a w_ga(y)``: ``|cell_a ∩ pred_a| / |cell_a|``
     (in leaves) for a cell, ``1`` or ``0`` for a value inside or outside ``pred_a``'s
     value intervals.  Without a sensitive attribute the one "value" is the record
@@ -369,7 +384,7 @@ class UniformEstimator:
     dataset : Dataset
     release : Release
         Any release; u_loss passes generalized and bucketized ones (the registry checks
-        their cells).
+        their cells), query_error every kind.
     who : str
         Measure name for error messages.
     columns : sequence of str, optional
@@ -413,7 +428,7 @@ class UniformEstimator:
         groups, g = _sorted_rows(cell_ids, n)
         self.group_cell = [groups[:, a] for a in range(len(columns))]
         self.n_groups = len(groups)
-        if release.kind == "bucketized":
+        if release.sensitive_in_buckets:   # bucketization, alone or as a strategy's step
             classes, n_classes = release.class_index()
             dist = normalize(class_sensitive_counts(classes, n_classes, sens, m))
             pairs, cnt = np.unique(g * n_classes + classes, return_counts=True)

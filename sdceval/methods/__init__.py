@@ -1,3 +1,6 @@
-"""Anonymization methods.  Each module registers its methods in `sdceval.core.registry`."""
+"""Anonymization methods.  Each module registers its methods in `sdceval.core.registry`;
+`strategy` composes them into whole-file strategies (registered last: its built-in
+strategies name the methods above)."""
 from sdceval.methods import (bucketization, generalization, microaggregation, mondrian, noise,
-                             swapping)
+                             recoding, swapping)
+from sdceval.methods import strategy  # noqa: F401  (after the methods it composes)

@@ -1,0 +1,78 @@
+"""Matching a strategy with several knobs (SPEC §5; issue 28 item 3): the main knob
+bisected to the target (`search_knob`) at every configuration of the other knobs' grids
+(`joint_search`), the configuration with the best utility among those matched kept.
+
+Why a grid and not a joint bisection.  A whole-file strategy's risk depends on the
+perturbative knob (MDAV's k, noise's γ) and on how coarse the QIs are published
+(recoding's level): many configurations reach one risk, and they differ in utility
+(coarse QIs and little noise, or exact QIs and much noise).  The categorical knob has a
+handful of values (hierarchy levels), so each is tried and the numeric knob bisected at
+it; the choice among the matched ones is the data controller's criterion, utility.  The
+utility compared is the first one asked, on the first repeat of the seed tree (the
+repeats of the chosen configuration are measured after, as for any candidate).
+"""
+from __future__ import annotations
+
+import itertools
+
+from sdceval.catalog import get_measure
+from sdceval.compare.bisection import RiskCurve, bisect_risk, tuning
+from sdceval.compare.composite import risk_spec
+from sdceval.core.rng import measure_params, method_seed
+
+
+def search_knob(fixed_params, *, dataset, spec, rspec, target_value, risk, risk_params, seed,
+            repeats, run, bisect_kw, settings: str = ""):
+    """One bisection of ``spec``'s knob to the target, with ``fixed_params`` held:
+    ``(BisectionResult, RiskCurve)``."""
+    knob, fixed = tuning(spec, fixed_params)
+    param = knob.param
+    curve = RiskCurve(dataset, spec, knob, rspec, risk_params, fixed, seed, repeats)
+    curve.on_evaluation = lambda v, r: run.evaluation(
+        f"{settings}{param.name}={v:g} -> {risk} {r:.4g} (target {target_value:.4g})")
+    res = bisect_risk(dataset, spec.name, target_value, risk=risk, risk_params=risk_params,
+                      fixed_params=fixed, seed=seed, repeats=repeats, curve=curve,
+                      **bisect_kw)
+    return res, curve
+
+
+def joint_search(grid, fixed_params, utilities, **search):
+    """Match a strategy with several knobs (SPEC §5; issue 28 item 3): for every
+    configuration of the grid knobs (`MethodSpec.grid_knobs`: recoding's level 0, 1,
+    2, ...) the main knob is bisected to the target; among the configurations matched
+    within the tolerance, the one whose release loses least on the first utility (its
+    first repeat) is the strategy's matched point; if none is matched, the one nearest
+    the target (it is then listed as "nearest reachable", unranked).  Every
+    configuration tried is kept in ``BisectionResult.grid``.  Returns
+    ``(BisectionResult, RiskCurve)`` of the configuration chosen."""
+    dataset, spec, seed = search["dataset"], search["spec"], search["seed"]
+    first = next(iter(utilities.items()), None)
+    tried, found = [], []
+    for values in itertools.product(*[v for _, v in grid]):
+        cfg = {p.name: v for (p, _), v in zip(grid, values)}
+        said = ", ".join(f"{k}={v}" for k, v in cfg.items()) + ": "
+        res, curve = search_knob({**(fixed_params or {}), **cfg}, settings=said, **search)
+        loss = None
+        if res.matched and first is not None:
+            label, (name, params) = first
+            rel = spec.apply(dataset, res.params, seed=method_seed(seed, 0))
+            loss = float(get_measure(name).evaluate(
+                dataset, rel, measure_params(risk_spec(name), params, seed, 0)).value)
+        tried.append({"settings": cfg, "value": res.value, "risk": res.risk,
+                      "matched": res.matched, "utility": loss, "chosen": False})
+        found.append((res, curve))
+    matched = [i for i, t in enumerate(tried) if t["matched"]]
+    if matched:
+        sign = 1.0 if first is None or get_measure(first[1][0]).larger_is_worse else -1.0
+        best = min(matched, key=lambda i: (sign * tried[i]["utility"]
+                                           if tried[i]["utility"] is not None else 0.0, i))
+    else:
+        best = min(range(len(tried)), key=lambda i: (found[i][0].relative_gap, i))
+    tried[best]["chosen"] = True
+    res, curve = found[best]
+    res.grid = tried
+    res.evaluations = sum(r.evaluations for r, _ in found)
+    return res, curve
+
+
+__all__ = ["joint_search", "search_knob"]

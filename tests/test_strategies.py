@@ -1,0 +1,150 @@
+"""Whole-file strategies (issue 28 item 1, SPEC §5; `sdceval.methods.strategy`) and
+global recoding (`sdceval.methods.recoding`): every strategy publishes the same
+columns, each column as its step left it."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdceval
+from sdceval.catalog import METHODS, get_method
+from sdceval.core.errors import SdcevalError
+from sdceval.core.treatment import column_treatment
+from sdceval.methods.strategy import BUILTIN, Step, canonical, interval_view, parse_steps
+
+
+def mixed_frame(n: int = 400, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    return pd.DataFrame({
+        "zip": rng.choice([f"0{a}{b}{c}" for a in "12" for b in "0123" for c in "05"], n),
+        "age": age, "sex": rng.choice(["F", "M"], n),
+        "income": (rng.lognormal(10, 0.5, n) * (1 + age / 100)).round(-2),
+        "visits": rng.poisson(2 + age / 30, n),
+        "diagnosis": rng.choice(["flu", "asthma", "none", "copd"], n)})
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return sdceval.as_dataset(mixed_frame(), qi=["zip", "age", "sex"],
+                              numeric=["income", "visits"], sensitive="diagnosis")
+
+
+def test_every_builtin_strategy_publishes_the_same_columns(ds):
+    columns = set()
+    for name in BUILTIN:
+        rel = get_method(name).apply(ds, {}, seed=0)
+        assert rel.kind == "composite"
+        columns.add(tuple(c for c in rel.data.columns if c != "bucket"))
+        # every QI has a cell; the cells fit their records
+        for q in ds.schema.qis:
+            lo, hi = rel.cells[q]
+            code = ds.codes(q)
+            assert ((lo <= code) & (code <= hi)).all()
+    assert columns == {("zip", "age", "sex", "income", "visits", "diagnosis")}
+
+
+def test_column_treatment_of_strategies(ds):
+    t = column_treatment(ds, get_method("mdav+recode").apply(ds, {"k": 5, "level": 1},
+                                                              seed=0))
+    assert t == {"zip": "generalized", "age": "generalized", "sex": "generalized",
+                 "income": "masked", "visits": "masked", "diagnosis": "as is"}
+    t = column_treatment(ds, get_method("mondrian+intervals").apply(ds, {"k": 5}, seed=0))
+    assert t["income"].startswith("generalized") and t["visits"].startswith("generalized")
+    assert t["diagnosis"] == "as is"
+    # a group no step covers is published as it is (its cells exact)
+    rel = get_method("mdav").apply(ds, {"k": 5}, seed=0)
+    assert rel.kind == "perturbative"   # a method alone is not a whole-file strategy
+
+
+def test_a_one_step_strategy_publishes_the_rest_as_is(ds):
+    # "mdav" alone is the method; its strategy with the QIs as they are is recode at
+    # level 0
+    rel = get_method("mdav+recode").apply(ds, {"k": 5, "level": 0}, seed=0)
+    t = column_treatment(ds, rel)
+    assert t["zip"] == t["age"] == t["sex"] == "as is"
+    assert t["income"] == "masked"
+
+
+def test_intervals_cells_use_the_data_sets_leaf_codes(ds):
+    rel = get_method("mondrian+intervals").apply(ds, {"k": 10}, seed=0)
+    view = interval_view(ds)
+    assert view.schema.qis == ["zip", "age", "sex", "income", "visits"]
+    for c in ("income", "visits"):
+        assert ds.hierarchy(c) is view.hierarchy(c)
+        lo, hi = rel.cells[c]
+        code = ds.codes(c)
+        assert ((lo <= code) & (code <= hi)).all() and (hi > lo).any()
+    # Mondrian's classes hold at least k records over all five keys
+    assert np.bincount(rel.class_index()[0]).min() >= 10
+
+
+def test_steps_draw_from_the_strategys_seed(ds):
+    alone = get_method("noise").apply(ds, {"gamma": 0.3}, seed=11)
+    whole = get_method("noise+recode").apply(ds, {"gamma": 0.3, "level": 2}, seed=11)
+    assert np.array_equal(alone.data[["income", "visits"]].to_numpy(),
+                          whole.data[["income", "visits"]].to_numpy())
+    again = get_method("noise+recode").apply(ds, {"gamma": 0.3, "level": 2}, seed=11)
+    pd.testing.assert_frame_equal(whole.data, again.data)
+
+
+def test_recode_caps_the_level_at_each_hierarchy(ds):
+    rel = get_method("recode").apply(ds, {"level": 5}, seed=0)
+    heights = {q: ds.hierarchy(q).height for q in ds.schema.qis}
+    assert rel.info["levels"] == heights
+    assert (rel.data["sex"] == "*").all()
+    bottom = get_method("recode").apply(ds, {"level": 0}, seed=0)
+    assert (bottom.data["zip"].astype(str) == ds.frame["zip"].astype(str)).all()
+    assert not bottom.suppressed.any() and not rel.suppressed.any()
+    named = get_method("recode").apply(ds, {"levels": "zip=1"}, seed=0)
+    assert named.info["levels"] == {"zip": 1, "age": 0, "sex": 0}
+
+
+def test_strategy_texts_and_lists_are_one_parse():
+    a = parse_steps("noise:gamma=0.5 + recode:level=2")
+    b = parse_steps(["recode:level=2", "noise:gamma=0.5"])
+    assert canonical(a) == canonical(b) == "noise:gamma=0.5+recode:level=2"
+    assert parse_steps([Step("mondrian"), "intervals"])[1].method == "intervals"
+    # an exponent is not a step separator
+    assert parse_steps("noise:gamma=1e+0+recode")[0].fixed == (("gamma", "1e+0"),)
+    spec = get_method("noise:gamma=0.5+recode:level=2")
+    assert spec.name in METHODS and spec.family == "strategy"
+    # the fixed parameters are not the strategy's: no knob left on noise, recode's
+    # level is fixed too, so nothing protects beyond them
+    assert [p.name for p in spec.params] == ["levels"]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("mdav+noise", "two steps protect the numeric columns"),
+    ("mdav+intervals", "needs a QI step and no perturbative one"),
+    ("mondrian+intervals+intervals", "given twice"),
+    ("mdva+recode", "unknown method 'mdva'"),
+    ("mdav+recode+mdav+recode", "two steps"),
+    ("mondrian+intervals:x=1", "takes no parameters"),
+])
+def test_bad_strategies_are_refused_naming_the_fix(text, words):
+    with pytest.raises(SdcevalError, match=words):
+        get_method(text)
+
+
+def test_a_parameter_two_steps_share_is_refused():
+    with pytest.raises(SdcevalError, match="both take parameter 'k'"):
+        get_method("mdav+bucketization")
+    # fixing it in one step resolves it
+    assert get_method("mdav:k=3+bucketization").tunable.name == "k"
+
+
+def test_knob_and_grid_of_a_strategy():
+    spec = get_method("mdav+recode")
+    assert spec.tunable.name == "k"
+    grid = spec.grid_knobs({})
+    assert [(p.name, v) for p, v in grid] == [("level", (0, 1, 2))]
+    assert spec.grid_knobs({"level": 1}) == []
+    assert get_method("mondrian+intervals").grid_knobs({}) == []
+
+
+def test_a_strategy_needs_its_groups(ds):
+    census = sdceval.load_dataset("census")
+    with pytest.raises(SdcevalError, match="protects the quasi-identifiers"):
+        get_method("mdav+recode").apply(census, {}, seed=0)
