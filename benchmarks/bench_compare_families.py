@@ -6,8 +6,8 @@ Run: python benchmarks/bench_compare_families.py [n] [--repeats R] [--block-size
 A synthetic patient file (3 QIs: a ZIP-like code with leading zeros, age, sex; 6
 numeric attributes; a diagnosis as the sensitive attribute) is compared as `sdceval
 compare` would: every built-in whole-file strategy (`sdceval.methods.strategy`)
-matched on ``reidentification`` to the risk of MDAV k = 5 with the QIs at their first
-level (``mdav+recode:k=5,level=1``), the perturbative strategies searched jointly on
+matched on ``reidentification`` to the default target, the risk of k = 5 over every
+key (``mondrian+intervals:k=5``), the perturbative strategies searched jointly on
 their knob and the recoding level, ranked on ``query_error`` and ``ml_utility``, on one
 thread.  ``--block-size`` runs MDAV by blocks (its ``block_size``; for a million
 records), in the candidates and in the reference; above 50 000 records the risks that
@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 import sdceval
+from sdceval.compare.families import WHOLE_FILE_TARGET
+from sdceval.compare.ranking import parse_reference
 from sdceval.core import threads
 from sdceval.core.registry import MeasureSpec, MethodSpec
 
@@ -83,10 +85,11 @@ def main() -> int:
     threads.set_budget(1)
     import warnings
     block = {"block_size": args.block_size} if args.block_size else {}
-    target = "mdav+recode:k=5,level=1" + (f",block_size={args.block_size}" if block else "")
+    target = WHOLE_FILE_TARGET
     ds = sdceval.as_dataset(df, **roles)
     t0 = time.perf_counter()
-    ref = sdceval.anonymize(ds, target.split(":")[0], k=5, level=1, **block, seed=0)
+    name, params = parse_reference(target)
+    ref = sdceval.anonymize(ds, name, **params, seed=0)
     sdceval.evaluate(ds, ref, "reidentification")
     reference = time.perf_counter() - t0
     spent.clear()
@@ -94,7 +97,7 @@ def main() -> int:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        comp = sdceval.compare(ds, repeats=args.repeats, curves=False, target=target,
+        comp = sdceval.compare(ds, repeats=args.repeats, curves=False,
                                method_params={"mdav+recode": block} if block else None,
                                progress=lambda m: print("  " + m, file=sys.stderr))
     total = time.perf_counter() - t0

@@ -91,8 +91,10 @@ def make_reports(root: Path) -> dict[str, Report]:
     out = {}
     stdout = _run(["compare", *data, "--methods", "mdav,noise,mondrian", "--repeats", "2",
                    "--utility", "query_error", "--out", str(root / "compare")])
+    # mixed families on a mixed file: whole-file strategies (mdav -> mdav+recode, ...)
     out["compare"] = Report("compare", root / "compare" / "report.html", stdout,
-                            [display_name(m) for m in ("mdav", "noise", "mondrian")])
+                            [display_name(m) for m in ("mdav+recode", "noise+recode",
+                                                       "mondrian+intervals")])
     stdout = _run(["tradeoff", *data, "--models", "k,l", "--grid", "k=5,20", "--grid",
                    "l=2,3", "--measures", "p_loss,u_loss", "--workers", "1", "--out",
                    str(root / "tradeoff")])

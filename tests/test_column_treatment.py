@@ -95,43 +95,75 @@ def compared(tmp_path_factory):
         'qi = ["zip", "age", "sex"]\nnumeric = ["income", "visits"]\n'
         'sensitive = "diagnosis"\npassthrough = ["region"]\n')
     from sdceval.cli import main
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["-q", "compare", "--data", str(out / "p.csv"), "--schema",
+    buf, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+        code = main(["compare", "--data", str(out / "p.csv"), "--schema",
                      str(out / "schema.toml"), "--methods", "mdav,mondrian",
-                     "--utility", "query_error", "--out", str(out / "c")])
-    assert code == 0, buf.getvalue()
-    return out / "c", buf.getvalue()
+                     "--utility", "query_error", "--repeats", "1", "--out", str(out / "c")])
+    assert code == 0, buf.getvalue() + err.getvalue()
+    return out / "c", buf.getvalue(), err.getvalue()
 
 
-def test_comparison_has_the_table_and_the_note():
+def test_whole_file_candidates_publish_every_column_so_there_is_no_note():
+    """On a file with numeric attributes and QIs, ``mdav`` and ``mondrian`` named alone
+    are read as their whole-file strategies (issue 28 item 1), which publish every
+    column: the table says what each did to each column and no note is needed."""
+    said = []
     comp = sdceval.compare(frame().drop(columns=["id"]), methods="mdav,mondrian",
-                           curves=False, utilities="query_error",
+                           curves=False, utilities="query_error", progress=said.append,
                            **{k: v for k, v in ROLES.items() if k != "identifier"})
+    assert any("mdav read as mdav+recode" in m and "mondrian read as mondrian+intervals"
+               in m for m in said), said
     table = comp.treatment_table()
-    assert list(table.columns) == ["mdav", "mondrian"]
-    assert table.loc["income", "mdav"] == "masked"
-    assert table.loc["income", "mondrian"] == "dropped"
-    assert table.loc["zip", "mdav"] == "dropped"
-    note = comp.treatment_note()
-    assert "different columns" in note and "income" in note and "zip" in note
-    assert "region" not in note.split("(")[1]  # published alike by both
+    assert list(table.columns) == ["mdav+recode", "mondrian+intervals"]
+    assert list(table.index) == [c for c in frame().columns if c != "id"]
+    assert not table.apply(lambda col: col.str.startswith("dropped")).any().any(), table
+    assert table.loc["income", "mdav+recode"] == "masked"
+    assert table.loc["income", "mondrian+intervals"] == "generalized"  # intervals
+    assert {table.loc[q, "mdav+recode"] for q in ("zip", "age", "sex")} <= {
+        "as is", "generalized"}  # recoded (level 0: as is), never dropped
+    assert comp.treatment_note() == ""
+
+
+def test_the_note_names_the_columns_releases_differ_on():
+    """The note is still written where the recorded releases publish different columns
+    (a comparison stored before whole-file strategies, decoded by `sdceval report`):
+    the plain methods' own releases, MDAV's numbers beside Mondrian's QIs."""
+    import dataclasses
+
+    from sdceval.experiments.result_codec import decode, encode
+    ds = as_dataset(frame().drop(columns=["id"]),
+                    **{k: v for k, v in ROLES.items() if k != "identifier"})
+    comp = sdceval.compare(ds, methods="mdav,noise", curves=False,
+                           utilities="query_error")
+    assert comp.treatment_note() == ""
+    old = dataclasses.replace(comp, treatment={
+        "mdav": treat(ds, "mdav"), "mondrian": treat(ds, "mondrian", models=["k=20"])})
+    for c in (old, decode(encode(old))):
+        note = c.treatment_note()
+        assert "different columns" in note and "income" in note and "zip" in note
+        assert "region" not in note.split("(")[1]  # published alike by both
 
 
 def test_console_and_results_json_say_what_each_method_publishes(compared):
-    out, stdout = compared
-    assert "what each method publishes" in stdout
-    assert "utilities compare different columns" in stdout.replace("\n", " ")
+    out, stdout, stderr = compared
+    assert "mdav read as mdav+recode" in stderr and "mondrian read as mondrian+intervals" \
+        in stderr.replace("\n", " ")
+    # every candidate publishes every column: no rows of differences, no note
+    assert "what each method publishes" not in stdout
+    assert "different columns" not in stdout.replace("\n", " ")
     saved = json.loads((out / "results.json").read_text())["treatment"]
-    assert saved["mdav"]["income"] == "masked"
-    assert saved["mondrian"]["income"] == "dropped"
+    assert set(saved) == {"mdav+recode", "mondrian+intervals"}
+    assert saved["mdav+recode"]["income"] == "masked"
+    assert saved["mondrian+intervals"]["income"] == "generalized"
+    assert not any(v.startswith("dropped") for t in saved.values() for v in t.values())
 
 
 def test_report_shows_the_table(compared):
-    out, _ = compared
+    out, _, _ = compared
     text = (out / "report.html").read_text(encoding="utf-8")
     assert "What each method publishes" in text
-    assert "masked" in text and "dropped" in text
+    assert "masked" in text and "generalized" in text
 
 
 def test_same_columns_give_no_note_and_the_store_keeps_the_table():

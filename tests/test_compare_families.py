@@ -1,6 +1,7 @@
 """`compare` across families on a data controller's own mixed file (issue 19 item 4,
-SPEC §5): every applicable method of both families matched on ``reidentification``,
-ranked on the utilities that apply to every release, with intervals over seeds."""
+SPEC §5): the whole-file strategies of both families (issue 28 item 1) matched on
+``reidentification``, ranked on the utilities that apply to every release, with
+intervals over seeds."""
 from __future__ import annotations
 
 import json
@@ -12,10 +13,10 @@ import pytest
 import sdceval
 from sdceval.catalog import get_method
 from sdceval.cli import main
-from sdceval.compare.families import applicable_methods, comparison_defaults
+from sdceval.compare.families import (DEFAULT_STRATEGIES, applicable_methods,
+                                      comparison_defaults)
 from sdceval.compare.ranking import interval
 from sdceval.core.loaders import open_dataset
-from tests.test_reidentification import reference
 
 N = 300
 ZIPS = [f"0{a}{b}{c}{d}" for a in "21" for b in "13" for c in "0123" for d in "05"]
@@ -47,12 +48,25 @@ def mixed(tmp_path_factory):
 def test_defaults_follow_the_roles(mixed):
     data, schema = mixed
     ds = open_dataset(str(data), schema_file=str(schema))
+    # numeric attributes and QIs: the built-in whole-file strategies of both families
+    # (issue 28 item 1), all of which the schema allows (it has a sensitive attribute)
     methods = applicable_methods(ds)
-    assert methods[:4] == ["mdav", "noise", "rank_swap", "multiplicative_noise"]
-    assert {"mondrian", "generalization", "bucketization", "anatomy"} <= set(methods)
+    assert methods == ["mdav+recode", "noise+recode", "multiplicative_noise+recode",
+                       "rank_swap+recode", "recode+intervals", "generalization+intervals",
+                       "mondrian+intervals", "bucketization+intervals"]
     chosen = comparison_defaults(ds)
-    assert chosen["risk"] == "reidentification" and chosen["target"] == "mdav:k=5"
+    assert chosen["methods"] == methods
+    assert chosen["risk"] == "reidentification"
+    assert chosen["target"] == "mondrian+intervals:k=5"  # k = 5 over every key
     assert chosen["utilities"] == "query_error,ml_utility"
+    # methods named alone that publish different columns are read as their strategies;
+    # methods of one family publish the same columns and are compared as they are, with
+    # the per-method defaults
+    assert comparison_defaults(ds, methods=["mdav", "mondrian"])["methods"] == [
+        "mdav+recode", "mondrian+intervals"]
+    assert comparison_defaults(ds, methods=["mdav", "noise"]) == {
+        "methods": ["mdav", "noise"], "risk": "reidentification", "target": "mdav:k=5",
+        "utilities": ("propensity", "emd")}
     # the paper's numeric data sets: its methods and utilities, matched on the share of
     # records re-identified (issue 28 item 8), with the paper's linkage distance read
     census = sdceval.load_dataset("census")
@@ -88,17 +102,24 @@ def test_both_families_ranked_at_one_reidentification_target(mixed, tmp_path, ca
     printed = capsys.readouterr().out
     assert code == 0, printed
     table = pd.read_csv(out / "ranking.csv")
-    ranked = table[table.bracketed]
-    families = {get_method(m).family for m in ranked.method}
-    assert len(ranked) >= 6 and {"perturbative", "generalization"} <= families
+    # the default candidates are whole-file strategies (issue 28 item 1); a strategy's
+    # family is that of its first step (perturbative, else the syntactic one)
+    assert set(table.method) == set(DEFAULT_STRATEGIES)
+    ranked = table[table.rank_query_error.notna()]
+    families = {get_method(m).step_specs()[0][1].family for m in ranked.method}
+    assert len(table[table.bracketed]) >= 6 and len(ranked) >= 4
+    assert {"perturbative", "generalization"} <= families
     for col in ("risk_lo", "risk_hi", "query_error_lo", "query_error_hi",
                 "rank_query_error", "rank_ml_utility"):
         assert col in table.columns
-    # bucketization and Anatomy publish the QIs exactly: reidentification does not
-    # move with their knob; they are listed, unranked, with what to try
+    # bucketization publishes the QIs exactly: reidentification does not move with its
+    # knob; it is listed, unranked, with what to try
+    assert not table.set_index("method").loc["bucketization+intervals", "matched"]
     assert "attribute_inference" in printed
-    # every matched release's reidentification, recomputed by brute force (n x n) at
-    # each seed, lies within the interval reported
+    # every matched release's reidentification, recomputed by brute force (n x n, the
+    # whole-file reading of tests/test_whole_file_compare.py) at each seed, lies within
+    # the interval reported
+    from tests.test_whole_file_compare import brute_reidentification
     ds = open_dataset(str(data), schema_file=str(schema))
     results = json.loads((out / "results.json").read_text())
     for match in results["matches"]:
@@ -108,15 +129,40 @@ def test_both_families_ranked_at_one_reidentification_target(mixed, tmp_path, ca
         spec = get_method(match["method"])
         for r in range(3 if spec.random else 1):
             rel = spec.apply(ds, match["params"], seed=r)
-            value = reference(ds, rel)[0].mean()
+            value = brute_reidentification(ds, rel)
             assert row.risk_lo - 1e-9 <= value <= row.risk_hi + 1e-9, (match["method"], r)
 
 
 def test_fewer_than_two_ranked_exits_non_zero(mixed, tmp_path, capsys):
     data, schema = mixed
+    # the default target is Mondrian's risk at k = 5 over every key, which
+    # mondrian+intervals reaches; bucketization publishes the keys as they are, so its k
+    # does not move re-identification: one ranked, the other listed with what to try
     code = main(["-q", "compare", "--data", str(data), "--schema", str(schema),
-                 "--methods", "mdav,bucketization", "--out", str(tmp_path / "o")])
+                 "--methods", "mondrian+intervals,bucketization+intervals",
+                 "--repeats", "1", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert code == 2 and "only 1 method reached the target" in err
-    assert "bucketization" in err and "attribute_inference" in err
+    assert code == 2 and "only 1 method reached the target (mondrian+intervals)" in err
+    assert "(bucketization+intervals): target" in err and "attribute_inference" in err
     assert (tmp_path / "o" / "ranking.csv").exists()  # the files are written first
+
+
+def test_the_progress_says_how_each_named_method_is_read(mixed):
+    """Each method named alone is said to be read as its own whole-file strategy; a
+    strategy named as such is not re-read (nor paired with another's strategy)."""
+    data, schema = mixed
+    ds = open_dataset(str(data), schema_file=str(schema))
+    said = []
+
+    class Said(Exception):
+        pass
+
+    def first(msg):  # the first progress line is the one; stop there
+        said.append(msg)
+        raise Said
+
+    with pytest.raises(Said):
+        sdceval.compare(ds, methods=["mdav", "mdav+recode", "mondrian"], curves=False,
+                        progress=first)
+    assert said == [("every candidate publishes every column: mdav read as mdav+recode, "
+                     "mondrian read as mondrian+intervals")]

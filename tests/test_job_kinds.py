@@ -112,7 +112,7 @@ def test_compare_models_are_fixed_and_the_first_threshold_is_tuned(small_general
     out = tmp_path / "o"
     args = ["compare", *small_generalizable, "--methods", "mondrian", "--model", "k=5",
             "--model", "l=2", "--risk-measure", "p_loss", "--target", "mondrian:k=10",
-            "--utility", "glm", "--out", str(out)]
+            "--utility", "glm", "--repeats", "2", "--out", str(out)]
     code, stdout, err = cli_run(args, capsys)
     assert code == 0, err
     assert stdout.startswith("At the worst-case attribute disclosure (P_loss) of Mondrian "
@@ -121,10 +121,12 @@ def test_compare_models_are_fixed_and_the_first_threshold_is_tuned(small_general
     assert match["parameter"] == "k" and match["bracketed"]
     models = match["params"]["models"]
     assert len(models) == 2 and models[0] == f"k={match['value']}" and "l=2" in models[1]
-    # the command and the Python API agree: one orchestration
+    # the command and the Python API agree: one orchestration (given the same repeats:
+    # the command's default is 5, the API's 1)
     ds = open_dataset(small_generalizable[1], schema_file=small_generalizable[3])
     want = compare(ds, ["mondrian"], target="mondrian:k=10", risk="p_loss",
-                   utilities="glm", method_params={"mondrian": {"models": ["k=5", "l=2"]}})
+                   utilities="glm", method_params={"mondrian": {"models": ["k=5", "l=2"]}},
+                   repeats=2)
     got = pd.read_csv(out / "ranking.csv")
     assert list(got.columns) == list(want.table().columns)
     assert got.loc[0, "value"] == want.table().loc[0, "value"]

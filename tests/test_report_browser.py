@@ -27,9 +27,15 @@ def reports(tmp_path_factory):
 def test_report_renders_in_a_browser(reports, kind, tmp_path):
     r = reports[kind]
     shot = tmp_path / f"{kind}.png"
-    result = check_page(r.html, expect={"table.ranking": r.names, ".answer": [r.names[0]]
-                                        if kind in ("compare", "run") else []},
-                        screenshot=shot, height=2000)
+    expect = {"table.ranking": r.names, ".answer": [r.names[0]]
+              if kind in ("compare", "run") else []}
+    if kind == "compare":
+        # whole-file strategies (issue 28): the column x strategy table and the attacks
+        # read at every matched release
+        expect["table.treatment"] = ["income", "spend", "masked", "generalized", "as is"]
+        expect["table.attacks"] = [*r.names, "attribute inference rate",
+                                   "sample uniques on the published categorical keys"]
+    result = check_page(r.html, expect=expect, screenshot=shot, height=2000)
     assert result.ok, str(result)
     assert result.images >= (0 if kind == "lattice" else 1)
     assert shot.stat().st_size > 20_000

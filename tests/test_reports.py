@@ -167,7 +167,7 @@ def test_compare_report_ranks_with_intervals_and_names_the_risk_direction(report
     # values with their intervals, the matched risk with its direction in words
     assert re.search(r"\d \[\S+, \S+\]", text)
     assert "higher = riskier" in text
-    assert any("MDAV microaggregation" in a for a in page.answers)
+    assert any("Mondrian (all keys)" in a for a in page.answers)   # whole-file strategies
     assert "What was assumed or fitted" in text
 
 

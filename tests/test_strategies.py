@@ -148,3 +148,22 @@ def test_a_strategy_needs_its_groups(ds):
     census = sdceval.load_dataset("census")
     with pytest.raises(SdcevalError, match="protects the quasi-identifiers"):
         get_method("mdav+recode").apply(census, {}, seed=0)
+
+
+def test_a_step_tolerance_is_capped_at_half_the_target(ds):
+    """Recoding every key moves the risk by a large step per level: a target between
+    two levels, nearer one of them but more than 50 % away from it, is not "equal
+    risk" (`sdceval.compare.tolerance.MAX_STEP`); within 50 % it is matched on the
+    step rule."""
+    from sdceval.compare.bisection import bisect_risk
+    risk = {lv: sdceval.evaluate(ds, get_method("recode+intervals").apply(
+        ds, {"level": lv}, seed=0), "reidentification").value for lv in (1, 2, 3)}
+    r2, r3 = risk[2], risk[3]
+    assert risk[1] > r2 > r3
+    far = (r2 / 1.5 + max(r3, (r2 + r3) / 2)) / 2      # nearest r2, > 50 % below it
+    assert abs(r2 - far) / far > 0.5 and r2 - far < far - r3
+    res = bisect_risk(ds, "recode+intervals", far, risk="reidentification")
+    assert res.value == 2 and not res.matched and "capped at ±50 %" in res.nearest_note()
+    near = r2 / 1.3                                     # 30 % away, within the step
+    res = bisect_risk(ds, "recode+intervals", near, risk="reidentification")
+    assert res.value == 2 and res.matched and res.tolerance_rule == "step"

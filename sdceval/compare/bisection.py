@@ -58,7 +58,8 @@ from sdceval.core.registry import Knob, MeasureSpec, MethodSpec, Param
 from sdceval.core.rng import measure_params, method_seed
 from sdceval.catalog import get_method
 from sdceval.compare.composite import risk_spec
-from sdceval.compare.tolerance import check_tolerance, tolerance_of, unprotected_value
+from sdceval.compare.tolerance import (MAX_STEP, check_tolerance, tolerance_of,
+                                      unprotected_value)
 
 
 @dataclass
@@ -123,8 +124,10 @@ class BisectionResult:
         than ±5 % of the target"``: the tolerance applied, for the output."""
         rel = f"±{100 * self.tolerance:g} % of the target"
         if self.tolerance_rule == "step":
-            return (f"one step of {self.parameter} (±{self.tolerance_size:.3g}), larger "
-                    f"than {rel}")
+            capped = (f", capped at ±{100 * MAX_STEP:g} % of the target"
+                      if self.step_risk > self.tolerance_size else "")
+            return (f"one step of {self.parameter} (±{self.tolerance_size:.3g}{capped}), "
+                    f"larger than {rel}")
         return f"{rel} (±{self.tolerance_size:.3g})"
 
     def nearest_note(self) -> str:

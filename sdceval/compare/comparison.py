@@ -178,8 +178,11 @@ class Comparison:
         repeats, the methods whose paired differences
         from the best are not separated from 0 share its rank, then the same rule
         among the rest (`rank_utility`)."""
-        readings = list(dict.fromkeys(k for m in self.matches
-                                      for k in self.risk_readings.get(m.method, {})))
+        # a reading that reads no candidate's release is still a column ("n/a" and why
+        # in `display_table`), never silently absent
+        readings = list(dict.fromkeys(
+            [k for m in self.matches for k in self.risk_readings.get(m.method, {})]
+            + [k for m in self.matches for k in self.not_applicable.get(m.method, {})]))
         with_intervals = self.repeats > 1 and bool(self.samples)
         ci = self.intervals() if with_intervals else {}
         rows = []

@@ -179,8 +179,14 @@ def default_target(dataset, methods=()) -> str:
     """The reference whose risk is the target (module notes): k = 5 over every key
     when the candidates are whole-file strategies, else MDAV k = 5 with numeric
     attributes, Mondrian k = 5 without."""
-    if any(get_method(m).family == "strategy" for m in methods):
+    families = {get_method(m).family for m in methods}
+    if "strategy" in families:
         return WHOLE_FILE_TARGET
+    # the reference publishes what the candidates publish: numbers when they are
+    # perturbative, the QIs when they are syntactic (mondrian and bucketization on a
+    # mixed file)
+    if methods and "perturbative" not in families:
+        return "mondrian:k=5"
     return "mdav:k=5" if dataset.schema.numeric else "mondrian:k=5"
 
 

@@ -38,7 +38,7 @@ from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F40
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
-                                      comparison_defaults, default_readings)
+                                      as_strategy, comparison_defaults, default_readings)
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.frames import ROLE_KEYWORDS, as_dataset, split_roles
 from sdceval.core.loaders import open_ref
@@ -492,7 +492,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     plan = plan.on(dataset)
     if given and tuple(given) != plan.methods:   # methods read as whole-file strategies
         say("every candidate publishes every column: "
-            + ", ".join(f"{a} read as {b}" for a, b in zip(given, plan.methods) if a != b))
+            + ", ".join(f"{a} read as {as_strategy(a)}" for a in given if as_strategy(a) != a))
     if plan.intruder:
         say(f"the intruder knows {', '.join(plan.intruder)} (every candidate)")
     check_needs(dataset, plan)
@@ -552,7 +552,8 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         strategy (`sdceval.compare.families`).
     target : float or str, optional
         A risk value, or ``"method:param=value"`` whose risk is the target; default
-        ``mdav:k=5`` with numeric attributes, else ``mondrian:k=5``.
+        ``mondrian+intervals:k=5`` (k = 5 over every key) for whole-file strategies,
+        else ``mdav:k=5`` with numeric attributes, ``mondrian:k=5`` without.
     risk, risk_params : risk measure (parameters may follow a colon,
         ``linkage_risk:aggregate=mean``) and its parameters; default
         ``reidentification`` (the share of records re-identified), with ``linkage_risk``

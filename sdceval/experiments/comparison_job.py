@@ -150,18 +150,21 @@ def comparison_section(result) -> Section:
         "\"n/a\" says why a measure does not read a release)."
         + (" " + attack_sentence(comp) if len(comp.ranked()) >= 2
            and attack_sentence(comp) else "")))
-    s.add_table(risks, text_columns=("method",),
+    s.add_table(risks, css="attacks", text_columns=("method",),
                 labels={"risk": f"matched risk: {axis_label(comp.risk_measure)}"})
     treatment = comp.treatment_table()
     if not treatment.empty:
         # utilities of releases that publish different columns compare column sets, so
         # the reader must see which columns each method published
         s.add(heading("What each method publishes"), paragraph(
-            "What each method's matched release did to each column of the data set: "
+            "What each candidate's matched release did to each column of the data set "
+            "(a whole-file strategy publishes every column, so the candidates publish the "
+            "same ones): "
             "masked (perturbed values), generalized (published as ranges or labels, with "
             "the number of suppressed cells), as is, permuted within buckets, or dropped."
             + (" " + comp.treatment_note() if comp.treatment_note() else "")))
-        s.add_table(treatment.reset_index(), text_columns=("column", *treatment.columns))
+        s.add_table(treatment.reset_index(), css="treatment",
+                    text_columns=("column", *treatment.columns))
     s.terms += [comp.risk_measure, *utils, *comp.ranked()]
     s.add_figures([f for f in result.files if f.name.endswith("risk_curves.png")],
                   {f.name: "Risk of each method's release against its parameter: the "

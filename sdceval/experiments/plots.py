@@ -168,7 +168,9 @@ def _risk_panel(ax, comp, match) -> None:
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
     ax.set_xlabel(_param_xlabel(param), fontsize=9)
-    value = f"{match.parameter} = {_number(match.value, param.type)}"
+    value = f"{match.parameter} = {_number(match.value, param.type)}" + "".join(
+        f", {k} = {v}" for t in getattr(match, "grid", []) if t.get("chosen")
+        for k, v in t["settings"].items())   # a strategy's other knobs, at this curve
     ax.set_title(f"{display_name(match.method)}\n"
                  + (f"matched at {value}" if reached else
                     f"target not reached (closest: {value})"), fontsize=10)

@@ -70,22 +70,29 @@ from sdceval.core.release import BUCKET_COLUMN, Release
 INTERVALS = "intervals"
 #: the column group each method family protects
 GROUP = {"perturbative": "numeric", "generalization": "qis", "bucketization": "qis"}
-#: the built-in strategies (name -> description): the default candidates of a
-#: comparison on a file with numeric attributes and QIs (SPEC §5)
+#: the built-in strategies (name -> (display name, description)): the default
+#: candidates of a comparison on a file with numeric attributes and QIs (SPEC §5)
 BUILTIN = {
-    "mdav+recode": "MDAV on the numeric attributes, the QIs recoded along their "
-                   "hierarchies (sdcMicro: microaggregation + globalRecode)",
-    "noise+recode": "correlated noise on the numeric attributes, the QIs recoded",
-    "multiplicative_noise+recode": "multiplicative noise on the numeric attributes, the "
-                                   "QIs recoded",
-    "rank_swap+recode": "rank swapping of the numeric attributes, the QIs recoded",
-    "recode+intervals": "global recoding of the QIs and of the numeric attributes as "
-                        "intervals, one level for every key, no suppression",
-    "generalization+intervals": "full-domain generalization of the QIs and of the "
-                                "numeric attributes as intervals (ARX)",
-    "mondrian+intervals": "Mondrian over the QIs and the numeric attributes as intervals",
-    "bucketization+intervals": "buckets over the QIs and the numeric attributes published "
-                               "exactly, sensitive values permuted within buckets",
+    "mdav+recode": ("MDAV + recoding", "MDAV on the numeric attributes, the QIs recoded "
+                    "along their hierarchies (sdcMicro: microaggregation + globalRecode)"),
+    "noise+recode": ("noise + recoding", "correlated noise on the numeric attributes, the "
+                     "QIs recoded"),
+    "multiplicative_noise+recode": ("multiplicative noise + recoding", "Höhne's "
+                                    "multiplicative noise on the numeric attributes, the "
+                                    "QIs recoded"),
+    "rank_swap+recode": ("rank swapping + recoding", "rank swapping of the numeric "
+                         "attributes, the QIs recoded"),
+    "recode+intervals": ("recoding (all keys)", "global recoding of the QIs and of the "
+                         "numeric attributes as intervals, one level for every key, no "
+                         "suppression"),
+    "generalization+intervals": ("generalization (all keys)", "full-domain generalization "
+                                 "(the optimal k-anonymous node) of the QIs and of the "
+                                 "numeric attributes as intervals (ARX)"),
+    "mondrian+intervals": ("Mondrian (all keys)", "Mondrian over the QIs and the numeric "
+                           "attributes as intervals"),
+    "bucketization+intervals": ("bucketization (all keys)", "buckets over the QIs and the "
+                                "numeric attributes, published exactly, sensitive values "
+                                "permuted within buckets"),
 }
 # a "+" that starts a step (a name follows), not the sign of an exponent (1e+3)
 _SPLIT = re.compile(r"\s*\+\s*(?=[A-Za-z_])")
@@ -220,10 +227,10 @@ def strategy_spec(text) -> StrategySpec:
         if not isinstance(spec, StrategySpec):
             raise SdcevalError(f"{name!r} is a method, not a strategy")
         return spec
-    return METHODS.add(name, _build(name, steps, BUILTIN.get(name, "")))
+    return METHODS.add(name, _build(name, steps, *BUILTIN.get(name, ("", ""))))
 
 
-def _build(name: str, steps, description: str) -> StrategySpec:
+def _build(name: str, steps, label: str, description: str) -> StrategySpec:
     params: list[Param] = []
     owner: dict[str, str] = {}
     for step in _ordered(steps):
@@ -241,10 +248,11 @@ def _build(name: str, steps, description: str) -> StrategySpec:
             owner[word] = step.method
         params += free
     specs = [METHODS[s.method] for s in steps if s.method != INTERVALS]
-    label = " + ".join(spec.label or spec.name for spec in specs) + (
+    composed = " + ".join(spec.label or spec.name for spec in specs) + (
         " (numeric attributes as intervals)" if any(s.method == INTERVALS for s in steps)
         else "")
-    desc = description or "whole-file strategy: " + label
+    label = label or composed
+    desc = description or "whole-file strategy: " + composed
 
     def run(dataset, *, seed, **given):
         return compose(dataset, steps, given, seed, name)
