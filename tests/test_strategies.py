@@ -167,3 +167,27 @@ def test_a_step_tolerance_is_capped_at_half_the_target(ds):
     near = r2 / 1.3                                     # 30 % away, within the step
     res = bisect_risk(ds, "recode+intervals", near, risk="reidentification")
     assert res.value == 2 and res.matched and res.tolerance_rule == "step"
+
+
+def test_a_strategy_too_costly_on_the_data_is_left_out_of_the_defaults_only():
+    """Full-domain generalization over 3 QIs and 6 numeric attributes as intervals
+    searches a lattice of millions of nodes at every evaluation: it is left out of the
+    default candidates, with the reason, and still runs when named."""
+    from sdceval.compare.families import applicable_methods, comparison_defaults, left_out
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"zip": rng.choice([f"0{i:04d}" for i in range(100)], n),
+                          "age": rng.integers(18, 90, n), "sex": rng.choice(["F", "M"], n),
+                          **{f"x{j}": rng.normal(size=n).round(2) for j in range(6)},
+                          "dx": rng.choice(list("abc"), n)})
+    wide = sdceval.as_dataset(frame, qi=["zip", "age", "sex"],
+                              numeric=[f"x{j}" for j in range(6)], sensitive="dx")
+    why = left_out(wide)
+    assert list(why) == ["generalization+intervals"]
+    assert "lattice over the 9 keys has" in why["generalization+intervals"]
+    assert "generalization+intervals" not in applicable_methods(wide)
+    named = comparison_defaults(wide, methods=["generalization+intervals", "mdav+recode"])
+    assert named["methods"] == ["generalization+intervals", "mdav+recode"]
+    assert left_out(sdceval.as_dataset(mixed_frame(), qi=["zip", "age", "sex"],
+                                       numeric=["income", "visits"],
+                                       sensitive="diagnosis")) == {}

@@ -9,6 +9,7 @@ import pytest
 import sdceval
 from sdceval.catalog import get_method
 from sdceval.compare.families import DEFAULT_STRATEGIES, WHOLE_FILE_TARGET
+from sdceval.compare.bisection import domain_ends
 from sdceval.compare.ranking import parse_reference
 from sdceval.core.loaders import open_dataset
 from tests.test_compare_families import write_mixed
@@ -102,6 +103,15 @@ def test_several_knobs_are_searched_jointly(comp):
         matched = [t for t in m.grid if t["matched"]]
         if matched:  # the best first utility among the configurations matched
             assert chosen[0]["utility"] == min(t["utility"] for t in matched)
+        # a level whose most protective knob value is still above the target is judged
+        # by that one evaluation, at the end of the knob's domain
+        for t in m.grid:
+            if t.get("reachable") is False:
+                assert t["risk"] > m.target * (1 + m.tolerance) and not t["matched"]
+                param = get_method(m.method).tunable.param
+                assert t["value"] == domain_ends(param, 400)[1]
+    assert any(t.get("reachable") is False for m in comp.matches for t in m.grid), \
+        "the QIs as they are identify on this file: level 0 cannot reach the target"
     shown = comp.display_table()["setting"]
     assert any(", level = " in s for s in shown)
 

@@ -337,7 +337,7 @@ def _expand(param: Param, value: float, outward: int, anchor: float) -> float:
     return value + outward * span
 
 
-def _domain_ends(param: Param, n: int) -> tuple[float | None, float | None]:
+def domain_ends(param: Param, n: int) -> tuple[float | None, float | None]:
     """The lowest and highest values the search may evaluate (``_clip`` of the bounds:
     just inside an open bound), ``None`` on an unbounded side."""
     lo, hi = param.bounds(n)
@@ -457,7 +457,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     # a step-valued knob keeps its values here (the path of a continuous search); the
     # curve makes one release per step and `same` compares steps (`RiskCurve.key`)
     same = f.same if param.step is not None else (lambda u, v: u == v)
-    ends = [e for e in _domain_ends(param, n) if e is not None]
+    ends = [e for e in domain_ends(param, n) if e is not None]
     # the domain's finite ends are evaluated before a target is declared unreachable:
     # keep budget for them
     reserve = len({e for e in ends if (int(e) if param.type is int else float(e))
@@ -527,7 +527,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     unprotected = unprotected_value(param, f, target, rtol)
     protective = {v: r for v, r in f.cache.items() if v != unprotected} or f.cache
     best = min(protective.items(), key=lambda kv: (abs(kv[1] - target), kv[0]))
-    size, rule, step_risk = tolerance_of(param, _domain_ends(param, n), f, best, target,
+    size, rule, step_risk = tolerance_of(param, domain_ends(param, n), f, best, target,
                                          tolerance, ev)
     no_protection = unprotected is not None and best[0] == unprotected
     return BisectionResult(
@@ -558,7 +558,7 @@ def _search_both_sides(param: Param, n: int, target: float, ends: list, increasi
         if (int(e) if param.type is int else float(e)) not in f.cache:
             ev(e, "domain")
     found = straddle()
-    lo_end, hi_end = _domain_ends(param, n)
+    lo_end, hi_end = domain_ends(param, n)
     for outward, end in ((-1, lo_end), (+1, hi_end)):
         if found is not None or end is not None or outward in expanded:
             continue

@@ -124,7 +124,8 @@ def applicable_methods(dataset) -> list[str]:
     """Every registered method whose family's needs the schema meets, or on a whole
     file every built-in strategy it meets (module notes)."""
     if whole_file(dataset):
-        names = [m for m in DEFAULT_STRATEGIES if m in METHODS]
+        names = [m for m in DEFAULT_STRATEGIES if m in METHODS
+                 and not get_method(m).too_costly(dataset)]
     else:
         names = [m for m in DEFAULT_METHODS if m in METHODS] + sorted(
             m for m in METHODS if m not in DEFAULT_METHODS
@@ -144,6 +145,15 @@ def applicable_methods(dataset) -> list[str]:
             "(--numeric) for the perturbative methods, or quasi-identifiers (--qi, and a "
             "--sensitive attribute for bucketization)")
     return out
+
+
+def left_out(dataset) -> dict[str, str]:
+    """The built-in strategies left out of the default candidates on ``dataset`` because
+    a step is too costly there (`MethodSpec.cost_check`), and why."""
+    if not whole_file(dataset):
+        return {}
+    return {m: why for m in DEFAULT_STRATEGIES if m in METHODS
+            and (why := get_method(m).too_costly(dataset))}
 
 
 def default_risk(dataset) -> str:
@@ -218,5 +228,5 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
 
 __all__ = ["DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
            "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "WHOLE_FILE_TARGET", "applicable_methods",
-           "as_strategy", "whole_file", "comparison_defaults", "default_readings", "default_risk",
+           "as_strategy", "left_out", "whole_file", "comparison_defaults", "default_readings", "default_risk",
            "default_target", "default_utilities", "missing_needs"]

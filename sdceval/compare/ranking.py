@@ -38,7 +38,8 @@ from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F40
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
-                                      as_strategy, comparison_defaults, default_readings)
+                                      as_strategy, comparison_defaults, default_readings,
+                                      left_out)
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.frames import ROLE_KEYWORDS, as_dataset, split_roles
 from sdceval.core.loaders import open_ref
@@ -495,6 +496,10 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
             + ", ".join(f"{a} read as {as_strategy(a)}" for a in given if as_strategy(a) != a))
     if plan.intruder:
         say(f"the intruder knows {', '.join(plan.intruder)} (every candidate)")
+    if not given:
+        for m, why in left_out(dataset).items():
+            say(f"{m} left out of the default candidates ({why}); name it in --methods "
+                "to run it anyway")
     check_needs(dataset, plan)
     target = target_risk(dataset, plan)
     say(f"target {plan.risk} = {target:.6g}"

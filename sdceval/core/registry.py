@@ -90,6 +90,14 @@ class MethodSpec:
     random: bool = False
     #: the display name (`sdceval.core.glossary`): "MDAV (microaggregation)"
     label: str = ""
+    #: ``f(dataset) -> str``: why the method is too costly to be a *default* candidate
+    #: of a comparison on ``dataset`` ("" when it is not; None: never), e.g. a lattice
+    #: too large to search at every evaluation; named explicitly, it still runs
+    cost_check: Any = None
+
+    def too_costly(self, dataset) -> str:
+        """Why the method is left out of the default candidates on ``dataset`` ("")."""
+        return self.cost_check(dataset) if self.cost_check is not None else ""
 
     def __post_init__(self):
         if self.family not in FAMILY_KIND:
@@ -391,15 +399,17 @@ MEASURES: Registry = Registry("measure")
 
 
 def register_method(name: str, *, params: Iterable[Param], description: str,
-                    family: str = "perturbative", random: bool = False, label: str = ""):
+                    family: str = "perturbative", random: bool = False, label: str = "",
+                    cost_check=None):
     """Register ``func(dataset, *, <params>, seed)`` as method ``name``, shown to people
-    as ``label`` (default: the name).  The returned function runs through
-    `MethodSpec.apply` (parameters parsed, release checked)."""
+    as ``label`` (default: the name); ``cost_check``: `MethodSpec.cost_check`.  The
+    returned function runs through `MethodSpec.apply` (parameters parsed, release
+    checked)."""
     def deco(func):
         ps = tuple(params)
         check_signature("method", name, func, ps)
         spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random,
-                                            label))
+                                            label, cost_check))
 
         @functools.wraps(func)
         def call(dataset, seed=None, **kwargs):

@@ -298,10 +298,29 @@ def _metric_choices() -> tuple[str, ...]:
     return tuple(n for n, o in OBJECTIVES.items() if o.goal is not None)
 
 
+#: the largest lattice `generalization` is a default candidate of a comparison on: a
+#: comparison searches the optimal node at every evaluation of its bisection, and on
+#: 9 keys (3 QIs and 6 numeric attributes as intervals: 3 359 232 nodes) one search
+#: took more than 5 minutes on 2 000 records (issue 28's benchmark)
+DEFAULT_LATTICE_LIMIT = 200_000
+
+
+def _lattice_cost(dataset) -> str:
+    """`MethodSpec.cost_check` of ``generalization``: its lattice above
+    `DEFAULT_LATTICE_LIMIT` nodes."""
+    if not dataset.schema.qis:
+        return ""
+    size = lattice_size(dataset)
+    if size <= DEFAULT_LATTICE_LIMIT:
+        return ""
+    return (f"its lattice over the {len(dataset.schema.qis)} keys has {size:,} nodes "
+            f"(more than {DEFAULT_LATTICE_LIMIT:,}), searched at every evaluation")
+
+
 # -- the method ---------------------------------------------------------------------------
 @register_method(
     "generalization", family="generalization", random=False,
-    label="full-domain generalization",
+    label="full-domain generalization", cost_check=_lattice_cost,
     params=[
         Param("levels", str, None,
               description="lattice node: one hierarchy level per QI in schema order "

@@ -63,7 +63,7 @@ import numpy as np
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.params import Param, parse_assignments, shorthand_names
-from sdceval.core.registry import FAMILY_KIND, METHODS, MethodSpec, RegistrationError
+from sdceval.core.registry import METHODS, MethodSpec, RegistrationError
 from sdceval.core.release import BUCKET_COLUMN, Release
 
 #: the pseudo-step handing the numeric attributes to the syntactic step as interval QIs
@@ -199,6 +199,17 @@ class StrategySpec(MethodSpec):
     @property
     def intervals(self) -> bool:
         return any(s.method == INTERVALS for s in self.steps)
+
+    def too_costly(self, dataset) -> str:
+        """Why a step is too costly to make the strategy a default candidate on
+        ``dataset`` (`MethodSpec.cost_check` of the step, on the data its step sees)."""
+        for step, spec in self.step_specs():
+            seen = (interval_view(dataset) if self.intervals
+                    and GROUP[spec.family] == "qis" else dataset)
+            why = spec.too_costly(seen)
+            if why:
+                return f"{step.method}: {why}"
+        return ""
 
     def grid_knobs(self, params: dict | None) -> list[tuple[Param, tuple]]:
         """The protection parameters searched on their grid beside the knob (module
