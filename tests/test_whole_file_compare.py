@@ -103,6 +103,9 @@ def test_several_knobs_are_searched_jointly(comp):
         matched = [t for t in m.grid if t["matched"]]
         if matched:  # the best first utility among the configurations matched
             assert chosen[0]["utility"] == min(t["utility"] for t in matched)
+            # ... which is the candidate's first repeat of that utility
+            first = comp.utilities_shown()[0]
+            assert comp.samples[m.method][first][0] == chosen[0]["utility"]
         # a level whose most protective knob value is still above the target is judged
         # by that one evaluation, at the end of the knob's domain
         for t in m.grid:

@@ -12,6 +12,9 @@ parameters (``intruder`` reaches both ``reidentification`` and ``attribute_infer
 and gives each part the ones it declares; each part's seed follows the seed tree as if
 it were matched alone (`sdceval.core.rng.measure_params`).
 
+`knowing` hands a comparison's declared intruder (the columns known, issue 28 item 2)
+to every risk that takes it as its ``knows`` parameter.
+
 `risk_spec` is the one resolver of a risk name, used wherever a comparison evaluates or
 checks its risk (the plan, the target, the bisection, the matched release).
 """
@@ -110,4 +113,19 @@ def risk_spec(name: str):
         else get_measure(name)
 
 
-__all__ = ["CompositeRisk", "is_composite", "risk_spec"]
+#: the parameter by which a risk measure takes the intruder's knowledge (the columns
+#: known: `sdceval.measures.reidentification`)
+KNOWS = "knows"
+
+
+def knowing(measure: str, params: dict, intruder) -> dict:
+    """``params`` of ``measure`` with the comparison's intruder (a tuple of columns)
+    as its ``knows`` parameter, when it declares one and the user set neither."""
+    if not intruder or KNOWS in (params or {}):
+        return dict(params or {})
+    if not any(p.name == KNOWS for p in risk_spec(measure).params):
+        return dict(params or {})
+    return {**(params or {}), KNOWS: ",".join(intruder)}
+
+
+__all__ = ["KNOWS", "knowing", "CompositeRisk", "is_composite", "risk_spec"]

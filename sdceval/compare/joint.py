@@ -73,7 +73,7 @@ def joint_search(grid, fixed_params, utilities, **search):
     dataset, spec, seed = search["dataset"], search["spec"], search["seed"]
     tolerance = search["bisect_kw"].get("tolerance", 0.05)
     first = next(iter(utilities.items()), None)
-    tried, found, curves = [], [], []
+    tried, found, curves, measured = [], [], [], []
     for values in itertools.product(*[v for _, v in grid]):
         cfg = {p.name: v for (p, _), v in zip(grid, values)}
         said = ", ".join(f"{k}={v}" for k, v in cfg.items()) + ": "
@@ -86,17 +86,20 @@ def joint_search(grid, fixed_params, utilities, **search):
                           "matched": False, "utility": None, "chosen": False,
                           "reachable": False})
             found.append(None)
+            measured.append(None)
             continue
         res, curve = search_knob(fixed, curve=curve, settings=said, **search)
-        loss = None
+        loss, m = None, None
         if res.matched and first is not None:
             label, (name, params) = first
             rel = spec.apply(dataset, res.params, seed=method_seed(seed, 0))
-            loss = float(get_measure(name).evaluate(
-                dataset, rel, measure_params(risk_spec(name), params, seed, 0)).value)
+            m = get_measure(name).evaluate(dataset, rel,
+                                           measure_params(risk_spec(name), params, seed, 0))
+            loss = float(m.value)
         tried.append({"settings": cfg, "value": res.value, "risk": res.risk,
                       "matched": res.matched, "utility": loss, "chosen": False})
         found.append((res, curve))
+        measured.append(m)
     matched = [i for i, t in enumerate(tried) if t["matched"]]
     if matched:
         sign = 1.0 if first is None or get_measure(first[1][0]).larger_is_worse else -1.0
@@ -115,7 +118,10 @@ def joint_search(grid, fixed_params, utilities, **search):
     res, curve = found[best]
     res.grid = tried
     res.evaluations = sum(len(c.cache) for _, _, c in curves)
-    return res, curve
+    # the first utility at the first repeat of the configuration chosen, measured here:
+    # the caller reuses it rather than measuring that release again
+    known = {first[0]: measured[best]} if first is not None and measured[best] else {}
+    return res, curve, known
 
 
 __all__ = ["joint_search", "search_knob"]

@@ -32,7 +32,7 @@ import numpy as np
 
 from sdceval.catalog import get_measure, get_method
 from sdceval.compare.bisection import (BisectionResult, check_tolerance)
-from sdceval.compare.composite import is_composite, risk_spec
+from sdceval.compare.composite import is_composite, knowing, risk_spec
 from sdceval.compare.joint import joint_search, search_knob
 from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F401
                                         fitted_notes, interval, typed_params, typed_value,
@@ -142,8 +142,9 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
                   risk=risk, risk_params=risk_params, seed=seed, repeats=repeats,
                   run=run, bisect_kw=bisect_kw)
     grid = spec.grid_knobs(fixed_params)
+    known: dict = {}   # utility label -> its Measurement at the first repeat, if made
     if grid:   # a strategy with several knobs: bisection per grid configuration
-        res, curve = joint_search(grid, fixed_params, utilities, **search)
+        res, curve, known = joint_search(grid, fixed_params, utilities, **search)
     else:
         res, curve = search_knob(fixed_params, **search)
     if curves:
@@ -170,7 +171,8 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
             rel = spec.apply(dataset, res.params, seed=method_seed(seed, r))
         treatment = treatment or column_treatment(dataset, rel)
         for label, (name, up) in utilities.items():
-            m = get_measure(name).evaluate(dataset, rel, _reseeded(name, up, seed, r))
+            m = known[label] if r == 0 and label in known else get_measure(name).evaluate(
+                dataset, rel, _reseeded(name, up, seed, r))
             vals[label].append(m.value)
             det[label] = m.to_dict()
         matched = rspec.evaluate(dataset, rel, _reseeded(risk, risk_params, seed, r))
@@ -293,21 +295,6 @@ class ComparisonPlan:
         if self.target is None and self.reference is None:
             return dataclasses.replace(out, **_parse_target(chosen["target"]))
         return out
-
-
-#: the parameter by which a risk measure takes the intruder's knowledge (the columns
-#: known: `sdceval.measures.reidentification`)
-KNOWS = "knows"
-
-
-def knowing(measure: str, params: dict, intruder) -> dict:
-    """``params`` of ``measure`` with the comparison's intruder (a tuple of columns)
-    as its ``knows`` parameter, when it declares one and the user set neither."""
-    if not intruder or KNOWS in (params or {}):
-        return dict(params or {})
-    if not any(p.name == KNOWS for p in risk_spec(measure).params):
-        return dict(params or {})
-    return {**(params or {}), KNOWS: ",".join(intruder)}
 
 
 def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict | None = None,

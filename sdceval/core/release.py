@@ -268,13 +268,9 @@ class Release:
         sensitive, label and passthrough columns are added unchanged when ``data`` lacks
         them.  ``cells`` must give every QI; ``sensitive_codes`` default to the data
         set's (the sensitive column is published unchanged)."""
-        frame, dropped = _publish(dataset, "generalized", data, method)
-        sens = dataset.schema.sensitive
-        if sensitive_codes is None and sens is not None:
-            sensitive_codes = dataset.codes(sens)
-        return cls(frame, method, kind="generalized", classes=classes, cells=cells,
-                   suppressed=suppressed, sensitive_codes=sensitive_codes,
-                   info=info or {}, dropped=dropped).check(dataset, needs=("cells",))
+        return cls._with_sensitive(dataset, "generalized", data, method, sensitive_codes,
+                                   classes=classes, cells=cells, suppressed=suppressed,
+                                   info=info or {}).check(dataset, needs=("cells",))
 
     @classmethod
     def bucketized(cls, dataset, data: pd.DataFrame, *, classes, sensitive_codes,
@@ -297,13 +293,21 @@ class Release:
         the numeric attributes (masked numbers, or interval labels where ``cells`` give
         them); the sensitive and passthrough columns are added unchanged when ``data``
         lacks them.  ``cells`` must give every QI, and may give numeric attributes."""
-        frame, dropped = _publish(dataset, "composite", data, method)
+        return cls._with_sensitive(dataset, "composite", data, method, sensitive_codes,
+                                   classes=classes, cells=cells, suppressed=suppressed,
+                                   info=info or {}, buckets=buckets).check(dataset)
+
+    @classmethod
+    def _with_sensitive(cls, dataset, kind: str, data, method: str, sensitive_codes,
+                        **structure) -> "Release":
+        """A ``kind`` release of ``data`` (`_publish`) whose sensitive codes default to
+        the data set's (the sensitive column published unchanged)."""
+        frame, dropped = _publish(dataset, kind, data, method)
         sens = dataset.schema.sensitive
         if sensitive_codes is None and sens is not None:
             sensitive_codes = dataset.codes(sens)
-        return cls(frame, method, kind="composite", classes=classes, cells=cells,
-                   suppressed=suppressed, sensitive_codes=sensitive_codes,
-                   info=info or {}, dropped=dropped, buckets=buckets).check(dataset)
+        return cls(frame, method, kind=kind, sensitive_codes=sensitive_codes,
+                   dropped=dropped, **structure)
 
     @classmethod
     def external(cls, dataset, frame: pd.DataFrame, *, method: str = "external"
