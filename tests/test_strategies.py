@@ -191,3 +191,50 @@ def test_a_strategy_too_costly_on_the_data_is_left_out_of_the_defaults_only():
     assert left_out(sdceval.as_dataset(mixed_frame(), qi=["zip", "age", "sex"],
                                        numeric=["income", "visits"],
                                        sensitive="diagnosis")) == {}
+
+
+def test_strategies_in_an_experiment_file_the_api_and_the_cli_are_one_parse(tmp_path):
+    """User-defined strategies: text in a TOML ``[[comparison]]``, a list of steps in
+    Python, text on the command line: one parse, one canonical name."""
+    from sdceval.compare.ranking import plan_comparison
+    from sdceval.experiments.spec import load_spec
+    frame = mixed_frame(120)
+    frame.to_csv(tmp_path / "p.csv", index=False)
+    (tmp_path / "s.toml").write_text('qi = ["zip", "age", "sex"]\nnumeric = ["income", '
+                                     '"visits"]\nsensitive = "diagnosis"\n')
+    (tmp_path / "exp.toml").write_text(f"""
+[experiment]
+name = "strategies"
+output = "{(tmp_path / 'out').as_posix()}"
+[[comparison]]
+data = "{(tmp_path / 'p.csv').as_posix()}"
+schema = "{(tmp_path / 's.toml').as_posix()}"
+methods = ["recode:level=2 + noise", "mondrian+intervals"]
+intruder = "zip,age,income"
+""")
+    spec = load_spec(tmp_path / "exp.toml")
+    plan = spec.jobs[0].plan
+    assert plan.methods == ("noise+recode:level=2", "mondrian+intervals")
+    assert plan.intruder == ("zip", "age", "income")
+    python = plan_comparison([["noise", "recode:level=2"], "mondrian+intervals"])
+    assert python.methods == plan.methods
+    with pytest.raises(SdcevalError, match="two steps protect the qis columns"):
+        plan_comparison(["recode+mondrian"])
+
+
+def test_the_cli_declares_one_intruder_and_names_the_strategies(tmp_path, capsys):
+    from sdceval.cli import main
+    mixed_frame(200).to_csv(tmp_path / "p.csv", index=False)
+    code = main(["compare", "--data", str(tmp_path / "p.csv"), "--qi", "zip,age,sex",
+                 "--numeric", "income,visits", "--sensitive", "diagnosis",
+                 "--methods", "mdav,mondrian", "--intruder", "zip,age,sex,income",
+                 "--repeats", "1", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert "mdav read as mdav+recode" in err and "mondrian read as mondrian+intervals" in err
+    assert "the intruder knows zip, age, sex, income (every candidate)" in err
+    import json
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["risk_params"]["knows"] == ["zip", "age", "sex", "income"]
+    ranked = [m for m in results["matches"] if m["matched"]]
+    assert code == (0 if len(ranked) >= 2 else 2), err   # exit 2: fewer than two ranked
+    assert "MDAV + recoding" in out and "Mondrian (all keys)" in out
