@@ -411,7 +411,17 @@ class UniformEstimator:
                     raise SdcevalError(
                         f"{who}: column {c!r} is published as numbers but its hierarchy "
                         "is not numeric; give it a numeric (interval) hierarchy")
-                key, inv = _sorted_ids(how[1])
+                # a value's weight depends only on where it lies among the leaves (on
+                # leaf p, or strictly between leaves p and p + 1): records are grouped
+                # by that position class, not by the value, so the weights are looked
+                # up in a row of 2L + 1 classes, not of every distinct value (on 10^6
+                # records of masked numbers: 107 s per query_error call before)
+                leaves = dataset.hierarchy(c).leaf_values
+                v = how[1]
+                pos = np.searchsorted(leaves, v, side="right") - 1     # last leaf <= v
+                exact = (pos >= 0) & (leaves[pos.clip(0)] == v)
+                cls = np.where(pos < 0, 0, 2 * pos + 2 - exact).astype(np.int64)
+                key, inv = _sorted_ids(cls)
                 self.cell_lo.append(None)
                 self.cell_hi.append(None)
                 self.cell_value.append(key)
@@ -451,14 +461,15 @@ class UniformEstimator:
         distinct released cells / values in each predicate row."""
         if self.cell_value[a] is not None:
             # a value counts when it lies in [v_first, v_last] of a run of selected
-            # leaves: it equals a selected leaf or lies between two consecutive ones
-            v, leaves = self.cell_value[a], self.leaf_values[a]
-            pos = np.searchsorted(leaves, v, side="right") - 1     # last leaf <= v
-            inside = pos >= 0
-            p = pos.clip(0, None)
-            nxt = (p + 1).clip(None, len(leaves) - 1)
-            exact = inside & (leaves[p] == v)
-            between = inside & (pos + 1 < len(leaves))
+            # leaves: it equals a selected leaf or lies between two consecutive ones.
+            # Its class (`__init__`): 0 below every leaf, 2p + 1 on leaf p, 2p + 2
+            # strictly between leaves p and p + 1 (or above the last)
+            cls, n_leaves = self.cell_value[a], len(self.leaf_values[a])
+            inside = cls > 0
+            p = ((cls - 1) // 2).clip(0, None)
+            nxt = (p + 1).clip(None, n_leaves - 1)
+            exact = inside & (cls % 2 == 1)
+            between = inside & ~exact & (p + 1 < n_leaves)
             return (rows[:, p] & (exact | (between & rows[:, nxt]))).astype(np.float64)
         lo, hi = self.cell_lo[a], self.cell_hi[a]
         ind = np.zeros((len(rows), self.n_leaves[a] + 1))
