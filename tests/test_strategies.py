@@ -141,6 +141,7 @@ def test_knob_and_grid_of_a_strategy():
     grid = spec.grid_knobs({})
     assert [(p.name, v) for p, v in grid] == [("level", (0, 1, 2))]
     assert spec.grid_knobs({"level": 1}) == []
+    assert spec.grid_knobs({"levels": "zip=2"}) == []   # levels overrides level
     assert get_method("mondrian+intervals").grid_knobs({}) == []
 
 

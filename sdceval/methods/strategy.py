@@ -213,14 +213,16 @@ class StrategySpec(MethodSpec):
 
     def grid_knobs(self, params: dict | None) -> list[tuple[Param, tuple]]:
         """The protection parameters searched on their grid beside the knob (module
-        notes): of the steps other than the knob's, each free parameter with a
-        protection direction and a default grid that ``params`` does not fix."""
+        notes): of the steps other than the knob's whose parameters ``params`` leaves
+        alone, each free parameter with a protection direction and a default grid."""
         knob = self.tunable_for(params)
         given = dict(params or {})
         out = []
         for _, spec in self.step_specs():
             names = {p.name for p in spec.params}
-            if knob.carrier in names:
+            # the knob's step, or a step whose parameters the user set (recode's
+            # ``levels`` overrides its ``level``): nothing of it to search
+            if knob.carrier in names or names & set(given):
                 continue
             out += [(p, tuple(p.grid)) for p in spec.params
                     if p.protection and p.grid and p.name not in given
