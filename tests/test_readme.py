@@ -130,11 +130,23 @@ def python_files() -> dict[str, str]:
     return out
 
 
+def example_scripts() -> list[str]:
+    """The README's ``python docs/examples/NAME.py`` commands (a part of a line between
+    ``&&``): scripts that write the files the ``sdceval`` command after them reads."""
+    return [p.strip() for block in bash_blocks(README.read_text(encoding="utf-8"))
+            for line in block.splitlines() for p in line.split("&&")
+            if p.strip().startswith("python docs/examples/")]
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("readme")
     shutil.copytree(ROOT / "experiments", folder / "experiments")
     _own_data(folder)
+    for command in example_scripts():   # run as written, in the folder, by this Python
+        script = shlex.split(command)[1]
+        subprocess.run([sys.executable, str(ROOT / script)], cwd=folder, check=True,
+                       timeout=120, capture_output=True)
     for name, text in python_files().items():
         if "/" not in name:  # a plugin of the user's (not a file inside sdceval)
             (folder / name).write_text(text, encoding="utf-8")

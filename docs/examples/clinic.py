@@ -3,8 +3,8 @@ synthetic records with a record number (an identifier), ZIP codes with leading z
 age, sex and marital status (quasi-identifiers), income and weekly hours (numeric
 attributes) and a diagnosis (the sensitive attribute), and its schema.
 
-Run: python docs/examples/patients.py [FOLDER]   (default: the current folder)
-It writes FOLDER/patients.csv and FOLDER/patients.toml.
+Run: python docs/examples/clinic.py [FOLDER]   (default: the current folder)
+It writes FOLDER/clinic.csv and FOLDER/clinic.toml.
 """
 import sys
 from pathlib import Path
@@ -29,8 +29,8 @@ pd.DataFrame({
     "hours": np.clip(np.round(rng.normal(38, 9, n)), 1, 80),
     "diagnosis": rng.choice(["flu", "asthma", "diabetes", "copd", "none", "hypertension"], n,
                             p=[.15, .1, .15, .1, .35, .15]),
-}).to_csv(folder / "patients.csv", index=False)
-(folder / "patients.toml").write_text(
+}).to_csv(folder / "clinic.csv", index=False)
+(folder / "clinic.toml").write_text(
     'qi = ["zip", "age", "sex", "marital"]\nnumeric = ["income", "hours"]\n'
     'sensitive = "diagnosis"\nidentifier = ["record_no"]\n')
-print(f"wrote {folder / 'patients.csv'} and {folder / 'patients.toml'}")
+print(f"wrote {folder / 'clinic.csv'} and {folder / 'clinic.toml'}")
