@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from children import default_sigint
 
 from conftest import cli_error, cli_run
 from sdceval.core.errors import SdcevalError
@@ -166,7 +167,7 @@ def test_sigint_after_the_first_job_then_resume(tmp_path):
     env = {**os.environ, "SDCEVAL_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "sdceval", "run", str(exp), "--out",
                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, start_new_session=True)
+                            env=env, start_new_session=True, preexec_fn=default_sigint)
     deadline = time.time() + 60
     db = out / "results.sqlite"
     while time.time() < deadline:

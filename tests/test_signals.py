@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from children import default_sigint
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,7 +84,8 @@ class Cli:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen([sys.executable, "-m", "sdceval.cli", *args], cwd=cwd,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, start_new_session=True, env=env)
+                                     text=True, start_new_session=True, env=env,
+                                     preexec_fn=default_sigint)
         self.pgid = self.proc.pid  # a session leader's group id is its pid
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
