@@ -20,7 +20,6 @@ from test_utilities_everywhere import METHODS, mixed
 import sdceval
 import sdceval.measures.ml_utility as mlu
 from sdceval import Dataset, Hierarchy, Release, Schema
-from sdceval.measures.utility_loss import published
 
 
 # -- the dense reference (the former computation) --------------------------------------------
@@ -36,12 +35,7 @@ def dense_encode(dataset, columns, release=None):
     blocks = []
     for c in columns:
         h = dataset.hierarchy(c)
-        if release is None:
-            code = dataset.codes(c)
-            how = ("value", dataset.frame[c].to_numpy(np.float64)) if h.numeric and \
-                c in dataset.schema.numeric else ("cell", code, code)
-        else:
-            how = published(dataset, release, c)
+        how = mlu.feature_source(dataset, c, release)
         if how[0] == "value":
             blocks.append(np.asarray(how[1], dtype=np.float64)[:, None])
         elif h.numeric:

@@ -183,18 +183,25 @@ class Design:
                                                 for lo, hi, m in self.cells), self.order)
 
 
+def feature_source(dataset, column: str, release: Release | None = None) -> tuple:
+    """How ``column`` enters the features: ``("value", x)`` or ``("cell", lo, hi)`` as
+    `sdceval.measures.utility_loss.published` reads ``release``; for the original
+    (``release=None``) a numeric attribute's values, any other column's exact cells."""
+    if release is not None:
+        return published(dataset, release, column)
+    if dataset.hierarchy(column).numeric and column in dataset.schema.numeric:
+        return "value", dataset.frame[column].to_numpy(np.float64)
+    code = dataset.codes(column)
+    return "cell", code, code
+
+
 def design(dataset, columns, release: Release | None = None) -> Design:
     """Features of every record: the original values (``release=None``) or what
     ``release`` publishes (module notes)."""
     values, cells, order = [], [], []
     for c in columns:
         h = dataset.hierarchy(c)
-        if release is None:
-            code = dataset.codes(c)
-            how = ("value", dataset.frame[c].to_numpy(np.float64)) if h.numeric and \
-                c in dataset.schema.numeric else ("cell", code, code)
-        else:
-            how = published(dataset, release, c)
+        how = feature_source(dataset, c, release)
         if how[0] == "value":
             if not h.numeric:
                 raise SdcevalError(

@@ -283,13 +283,6 @@ def _build(name: str, steps, label: str, description: str) -> StrategySpec:
                         steps=tuple(steps))
 
 
-def register_strategy(name_or_steps) -> StrategySpec:
-    """Register a strategy (``"noise+recode:level=2"`` or a list of steps) and return
-    it; its name is its canonical text (`canonical`).  A name registered already is
-    returned as it is."""
-    return strategy_spec(name_or_steps)
-
-
 # -- the composition -------------------------------------------------------------------
 _VIEWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -325,12 +318,11 @@ def compose(dataset, steps, params: dict, rng, name: str) -> Release:
     columns, cells = {}, {}
     structure: dict = {}
     info: dict = {"steps": {}}
-    free = dict(params)
     intervals = any(s.method == INTERVALS for s in steps)
     for step in _ordered(steps):
         spec = METHODS[step.method]
         own = {p.name for p in spec.params} | set(spec.shorthands)
-        given = {**dict(step.fixed), **{k: v for k, v in free.items() if k in own}}
+        given = {**dict(step.fixed), **{k: v for k, v in params.items() if k in own}}
         if GROUP[spec.family] == "numeric":
             if not schema.numeric:
                 raise SdcevalError(f"strategy {name!r}: step {step.method!r} masks the "
@@ -379,4 +371,4 @@ for _name in BUILTIN:
         raise RegistrationError(f"built-in strategy {_name!r}: {exc}") from None
 
 __all__ = ["BUILTIN", "INTERVALS", "Step", "StrategySpec", "canonical", "compose",
-           "interval_view", "parse_steps", "register_strategy", "strategy_spec"]
+           "interval_view", "parse_steps", "strategy_spec"]
