@@ -53,7 +53,7 @@ def disjoint_pairs(ux: np.ndarray, glo: np.ndarray, ghi: np.ndarray, m: np.ndarr
     """Compatible (vector, group) pairs when, on every attribute, the non-root cells
     are equal or disjoint; None otherwise.  A vector then meets, for each pattern of
     root cells among the groups, at most one group: the one whose non-root cells are
-    those containing the vector's codes (a sorted look-up)."""
+    those containing the vector's codes (a joint factorization of the ids)."""
     U, d = ux.shape
     G = len(glo)
     if d == 0:
@@ -74,20 +74,20 @@ def disjoint_pairs(ux: np.ndarray, glo: np.ndarray, ghi: np.ndarray, m: np.ndarr
             k = np.searchsorted(lo, ux[:, a], side="right") - 1
             hit = (k >= 0) & (ux[:, a] <= hi[k.clip(0)])
             inside[hit, a] = k[hit]
-    if np.prod(radix.astype(np.float64)) >= 2.0 ** 62:
-        return None
-    strides = np.cumprod(np.r_[1, radix[:-1]]).astype(np.int64)
-    gkey = rid @ strides
-    order = np.argsort(gkey, kind="stable")
-    sk = gkey[order]
     us, gs = [], []
     for mask in np.unique(root, axis=0):
         q = np.where(mask, radix - 1, inside)
-        key = q @ strides
-        pos = np.searchsorted(sk, key).clip(0, G - 1)
-        hit = (q >= 0).all(axis=1) & (sk[pos] == key)
-        us.append(np.flatnonzero(hit))
-        gs.append(order[pos[hit]])
+        ok = np.flatnonzero((q >= 0).all(axis=1))
+        # one numbering of the groups' range ids and the vectors' (joint factorization:
+        # no mixed-radix key that could overflow on many attributes); ids are distinct
+        # per group (its cells), so a vector meets at most the group with its id
+        ids, count = combine(list(np.vstack([rid, q[ok]]).T), G + len(ok))
+        group_of = np.full(count, -1, dtype=np.int64)
+        group_of[ids[:G]] = np.arange(G)
+        g = group_of[ids[G:]]
+        hit = g >= 0
+        us.append(ok[hit])
+        gs.append(g[hit])
     return np.concatenate(us), np.concatenate(gs)
 
 
