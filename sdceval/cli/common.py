@@ -77,6 +77,16 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
                                      "methods)" + roles)
     g.add_argument("--label", help="class label column (for the classification metric)"
                                    + roles)
+    g.add_argument("--weight", metavar="COL",
+                   help="a survey's design-weight column (> 0: the population units a "
+                        "record stands for), read by the population risks; never "
+                        "inferred, published only with --keep COL" + roles)
+    g.add_argument("--household", metavar="COL",
+                   help="household (cluster) id column: used by the household risk and "
+                        "household-aware methods, never published unless kept" + roles)
+    g.add_argument("--household-keys", metavar="COLS",
+                   help="comma-separated quasi-identifiers that are household-level "
+                        "(equal for every member; checked)" + roles)
     if keep:
         g.add_argument("--keep", metavar="COLS",
                        help="comma-separated columns to publish unchanged beside what the "
@@ -205,7 +215,10 @@ def _dataset(args, notes: bool = True, unused_roles=(), user: str = ""):
                       label=args.label, passthrough=_split(getattr(args, "keep", None)),
                       keep_identifiers=_split(getattr(args, "keep_identifier", None)),
                       missing=getattr(args, "missing", None), unused_roles=unused_roles,
-                      user=user, sep=getattr(args, "sep", None))
+                      user=user, sep=getattr(args, "sep", None),
+                      weight=getattr(args, "weight", None),
+                      household=getattr(args, "household", None),
+                      household_keys=_split(getattr(args, "household_keys", None)))
     protect(*ds.input_files)
     if notes:
         for note in dict.fromkeys(ds.messages):

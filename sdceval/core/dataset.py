@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.errors import SdcevalError, plain, suggest
 from sdceval.core.hierarchy import ROOT_LABEL, Hierarchy
 from sdceval.core.hierarchy_builders import build_hierarchy
 from sdceval.core.schema import UNUSED_ROLES, Schema, column_names
@@ -145,6 +145,17 @@ class Dataset:
             if c not in self._frame.columns:
                 raise SdcevalError(f"data set {name!r}: schema column {c!r} is not in the data."
                                    f"{suggest(c, self._frame.columns)}")
+        if schema.weight is not None:
+            # a missing design weight is refused under either policy: dropping records
+            # would change the design the other weights were computed for
+            holes = np.flatnonzero(self._frame[schema.weight].isna().to_numpy())
+            if len(holes):
+                raise SdcevalError(
+                    f"weight column {schema.weight!r}: {len(holes)} record(s) without a "
+                    f"design weight (missing): row(s) {', '.join(map(str, holes[:5]))}"
+                    f"{', ...' if len(holes) > 5 else ''}; give every record its weight "
+                    "(the number of population units it stands for), or remove those "
+                    "records and recompute the weights")
         na = self._frame[used].isna().sum()
         na = na[na > 0]
         notes = []
@@ -179,6 +190,7 @@ class Dataset:
         for c in schema.qis + ([schema.sensitive] if schema.sensitive else []):
             notes += _check_coded_values(self._frame[c], schema[c], c in schema.qis)
             self.codes(c)  # validates hierarchy coverage now, not deep inside a method
+        notes += self._check_design()
         for role, cols in (("numeric attribute", schema.numeric),
                            ("quasi-identifier", schema.qis)):
             for c in cols:
@@ -189,6 +201,64 @@ class Dataset:
                         f"distinct integers {rng[0]}..{rng[1]}, one per record) but is used "
                         f"as a {role}; if it numbers the records, give it role 'ignore'")
         self.messages = tuple(notes)
+
+    def _check_design(self) -> list[str]:
+        """The survey design's columns (issue 29 item 1): weights numeric, finite and
+        > 0, the offending rows named; household-level keys equal within each
+        household, the first household that disagrees named."""
+        s, notes = self.schema, []
+        if s.weight is not None:
+            raw = self._frame[s.weight]
+            w = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
+            bad = ~np.isfinite(w) | (w <= 0)
+            if bad.any():
+                rows = np.flatnonzero(bad)
+                shown = ", ".join(f"row {r} ({plain(raw.iloc[r])!r})" for r in rows[:5])
+                raise SdcevalError(
+                    f"weight column {s.weight!r}: {len(rows)} record(s) without a positive "
+                    f"design weight: {shown}{', ...' if len(rows) > 5 else ''}; a design "
+                    "weight is the number of population units a record stands for (> 0): "
+                    "fix or remove those records, or name the right column with --weight")
+            if (w < 1).any():
+                notes.append(f"weight column {s.weight!r}: {int((w < 1).sum())} weight(s) "
+                             "below 1: a design weight usually counts population units "
+                             "(>= 1); population risks read them as they are")
+        if s.household is not None and s.household_keys:
+            hh = self.households
+            for k in s.household_keys:
+                codes = self.codes(k)
+                first = np.full(int(hh.max()) + 1, -1, dtype=np.int64)
+                first[hh[::-1]] = codes[::-1]
+                odd = np.flatnonzero(first[hh] != codes)
+                if len(odd):
+                    h = self._frame[s.household].iloc[odd[0]]
+                    vals = sorted(map(str, pd.unique(self._frame[k][hh == hh[odd[0]]])))
+                    raise SdcevalError(
+                        f"household_keys: {k!r} is household-level but its members "
+                        f"disagree in {int(len(np.unique(hh[odd])))} household(s), e.g. "
+                        f"household {plain(h)!r} ({', '.join(vals[:5])}); fix the data or remove "
+                        f"{k!r} from household_keys")
+        return notes
+
+    @cached_property
+    def weights(self) -> np.ndarray | None:
+        """The design weights (role ``weight``) as a read-only float64 array, or None
+        when the file is taken as the whole population."""
+        if self.schema.weight is None:
+            return None
+        w = self._frame[self.schema.weight].to_numpy(np.float64, copy=True)
+        w.setflags(write=False)
+        return w
+
+    @cached_property
+    def households(self) -> np.ndarray | None:
+        """Household codes 0..H-1 (in order of first appearance; role ``household``)
+        as a read-only int64 array, or None."""
+        if self.schema.household is None:
+            return None
+        codes = pd.factorize(self._frame[self.schema.household])[0].astype(np.int64)
+        codes.setflags(write=False)
+        return codes
 
     # -- views ----------------------------------------------------------------------
     @property

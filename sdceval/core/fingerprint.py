@@ -34,9 +34,12 @@ def dataset_fingerprint(dataset) -> str:
     h = hashlib.sha256(b"sdceval-dataset-1\0")
     _update_frame(h, dataset.frame)
     schema = dataset.schema
+    design = {k: list(v) for k, v in (("household_keys", schema.household_keys),
+                                      ("kept", schema.kept)) if v}
+    # the design's keys only when set: fingerprints of data sets without them unchanged
     h.update(json.dumps({"missing": schema.missing,
-                         "columns": [[c.name, c.role, c.kind] for c in schema.columns]}
-                        ).encode())
+                         "columns": [[c.name, c.role, c.kind] for c in schema.columns],
+                         **design}).encode())
     for c in schema.columns:
         if c.hierarchy is not None:
             h.update(f"\0hierarchy {c.name} numeric={c.hierarchy.numeric}\0".encode())

@@ -41,7 +41,8 @@ from sdceval.core.schema import Schema, column_names, load_hierarchies
 
 #: keywords that give a DataFrame's roles (never passed to a method or a measure)
 ROLE_KEYWORDS = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore",
-                 "identifier", "hierarchies", "schema", "name")
+                 "identifier", "weight", "household", "household_keys", "hierarchies",
+                 "schema", "name")
 
 
 def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
@@ -51,13 +52,16 @@ def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
 
 
 def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passthrough=None,
-               ignore=None, identifier=None, hierarchies=None, schema=None, name=None
+               ignore=None, identifier=None, weight=None, household=None,
+               household_keys=None, hierarchies=None, schema=None, name=None
                ) -> Dataset:
     """A `Dataset` from a `Dataset` (roles given replace its own) or from a DataFrame
-    and its roles (module docstring)."""
+    and its roles (module docstring).  ``weight`` and ``household`` name a survey's
+    design columns, ``household_keys`` its household-level QIs (`sdceval.core.schema`)."""
     given = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric, label=label,
                                    passthrough=passthrough, ignore=ignore,
-                                   identifier=identifier).items()
+                                   identifier=identifier, weight=weight,
+                                   household=household).items()
              if v is not None}
     if isinstance(data, Dataset):
         if schema is not None or hierarchies is not None or ignore is not None \
@@ -65,9 +69,10 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
             raise SdcevalError("schema=, hierarchies= and ignore= describe a DataFrame; a "
                                "Dataset has its schema (change its roles with qi=, "
                                "numeric=, sensitive=, ...)")
-        if not given:
+        if not given and household_keys is None:
             return data
-        return Dataset(data.frame, data.schema.with_roles(**given), name=name or data.name)
+        return Dataset(data.frame, _design(data.schema.with_roles(**given), household_keys),
+                       name=name or data.name)
     if not isinstance(data, pd.DataFrame):
         raise SdcevalError(f"expected a pandas DataFrame or an sdceval Dataset, got "
                            f"{type(data).__name__}; e.g. sdceval.anonymize(df, 'mdav', k=5, "
@@ -80,7 +85,8 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
     if isinstance(schema, Schema):
         if hierarchies is not None:
             raise SdcevalError("hierarchies= with a Schema: the Schema holds them")
-        return Dataset(frame, schema.with_roles(**given) if given else schema, name=name)
+        return Dataset(frame, _design(schema.with_roles(**given) if given else schema,
+                                      household_keys), name=name)
     spec: dict = {}
     if schema is not None:
         if not isinstance(schema, (str, Path)):
@@ -94,10 +100,21 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
         spec["hierarchies"] = {str(c): h for c, h in dict(hierarchies).items()}
     for role, columns in given.items():
         spec[role] = columns
+    if household_keys is not None:
+        spec["household_keys"] = household_keys
     spec, notes = assign_roles(frame, spec)
     ds = Dataset(frame, Schema.from_mapping(frame, spec), name=name)
     ds.messages = tuple(notes) + ds.messages
     return ds
+
+
+def _design(schema: Schema, household_keys) -> Schema:
+    """``schema`` with its household-level keys replaced when ``household_keys`` is
+    given."""
+    if household_keys is None:
+        return schema
+    return Schema(schema.columns, missing=schema.missing, household_keys=household_keys,
+                  kept=schema.kept)
 
 
 def as_release(dataset: Dataset, release, key=None) -> Release:

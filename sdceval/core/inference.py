@@ -189,8 +189,11 @@ def infer_roles(frame: pd.DataFrame, spec: Mapping, ids: Mapping | None = None
     ids = identifier_columns(frame) if ids is None else ids
     ignored = role_names(spec.get("ignore"), "ignore")
     declared = role_names(spec.get("identifier"), "identifier")
-    found = [c for c in ids if c not in ignored and c not in declared]
-    taken = set(ignored) | set(declared) | set(found)
+    # a survey's design columns are named, never inferred (`sdceval.core.schema`)
+    design = role_names(spec.get("weight"), "weight") + role_names(spec.get("household"),
+                                                                  "household")
+    found = [c for c in ids if c not in ignored and c not in declared and c not in design]
+    taken = set(ignored) | set(declared) | set(found) | set(design)
     empty = [c for c in frame.columns if c not in taken and not frame[c].notna().any()]
     taken |= set(empty)
     numeric = [c for c in frame.columns if c not in taken

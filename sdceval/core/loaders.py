@@ -50,7 +50,8 @@ from sdceval.core.errors import SdcevalError, suggest, unknown
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.inference import (assign_roles, identifier_columns,
                                     refuse_kept_identifiers)
-from sdceval.core.schema import (ROLE_KEYS, Schema, load_hierarchies, missing_policy,
+from sdceval.core.schema import (DESIGN_ROLES, ROLE_KEYS, SINGLE_ROLES, Schema,
+                                 load_hierarchies, missing_policy,
                                  role_names, schema_kinds, text_columns)
 from sdceval.core.tables import _load_table
 
@@ -192,7 +193,8 @@ def read_schema_file(path) -> Mapping:
 
 def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeric=None,
                  label=None, passthrough=None, keep_identifiers=None, missing=None,
-                 unused_roles=(), user: str = "", sep: str | None = None) -> Dataset:
+                 unused_roles=(), user: str = "", sep: str | None = None, weight=None,
+                 household=None, household_keys=None) -> Dataset:
     """A bundled data set by name, or a CSV/Parquet path with roles from a TOML schema
     file and/or role options (options override the file).  A bundled data set's roles can
     be changed the same way.
@@ -212,14 +214,18 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     (`sdceval.core.tables.load_table`).  ``sep``: a CSV file's separator (default:
     found from its first lines, with a note when it is not a comma:
     `sdceval.core.tables.csv_separator`).  `Dataset.input_files` lists every file read
-    (data, schema, hierarchies), so that outputs never overwrite them.
+    (data, schema, hierarchies), so that outputs never overwrite them.  ``weight``,
+    ``household`` and ``household_keys``: a survey's design (`sdceval.core.schema`;
+    ``--weight``, ``--household``, ``--household-keys``), never inferred.
     """
     asked = role_names(passthrough, "passthrough")
     forced = role_names(keep_identifiers, "passthrough")
     if forced:
         passthrough = asked + [c for c in forced if c not in asked]
     overrides = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric,
-                                       label=label, passthrough=passthrough).items()
+                                       label=label, passthrough=passthrough, weight=weight,
+                                       household=household,
+                                       household_keys=household_keys).items()
                  if v is not None}
     if missing is not None:
         overrides["missing"] = missing_policy(missing, "--missing")
@@ -239,8 +245,10 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
         # roles not named keep the bundled schema's; hierarchies from the file add to
         # (or replace) the bundled ones
         bundled = {"qi": old.qis, "sensitive": old.sensitive, "numeric": old.numeric,
-                   "label": old.label, "passthrough": old.passthrough,
-                   "identifier": old.identifiers, "missing": old.missing}
+                   "label": old.label, "passthrough": old.passthrough + list(old.kept),
+                   "identifier": old.identifiers, "missing": old.missing,
+                   "weight": old.weight, "household": old.household,
+                   "household_keys": old.household_keys}
         moved_file: list = []
         moved = []
         merged = {**_override(_override(bundled, file_spec, moved_file), overrides, moved),
@@ -323,7 +331,7 @@ def _override(spec: Mapping, changes: Mapping, moved: list | None = None) -> dic
     file rather than conflict with it, except that a protected column (`PROTECTED_ROLES`)
     is never moved to passthrough: that is an error.  Each move is appended to ``moved``
     as ``(column, old role, new role)``, for a note to the user."""
-    roles = ROLE_KEYS + ("identifier", "ignore")
+    roles = ROLE_KEYS + DESIGN_ROLES + ("identifier", "ignore")
     new_role = {n: r for r, v in changes.items() if r in roles for n in role_names(v, r)}
     out = dict(spec)
     for r in roles:
@@ -342,7 +350,7 @@ def _override(spec: Mapping, changes: Mapping, moved: list | None = None) -> dic
             kept = [n for n in old if n not in new_role]
             if moved is not None:
                 moved.extend((n, r, new_role[n]) for n in old if n in new_role)
-            out[r] = (kept[0] if kept else None) if r in ("sensitive", "label") else kept
+            out[r] = (kept[0] if kept else None) if r in SINGLE_ROLES else kept
     out.update(changes)
     return out
 
@@ -385,7 +393,10 @@ def _open_frozen(frozen: tuple) -> Dataset:
                                      else None),
                         keep_identifiers=(split(ref["keep_identifiers"])
                                           if "keep_identifiers" in ref else None),
-                        missing=ref.get("missing"), sep=ref.get("sep"))
+                        missing=ref.get("missing"), sep=ref.get("sep"),
+                        weight=ref.get("weight"), household=ref.get("household"),
+                        household_keys=(split(ref["household_keys"])
+                                        if "household_keys" in ref else None))
 
 
 def open_ref(ref) -> Dataset:

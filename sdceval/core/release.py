@@ -464,14 +464,16 @@ def _roles(dataset, kind: str) -> tuple[list, list]:
     """(columns the method must publish, columns published unchanged) for ``kind``."""
     s = dataset.schema
     sens = [s.sensitive] if s.sensitive else []
+    # passthrough columns and the design columns (weight, household) the user keeps
+    kept = list(s.passthrough) + list(s.kept)
     if kind == "perturbative":
-        return list(s.numeric), list(s.passthrough)
+        return list(s.numeric), kept
     if kind == "generalized":
-        return list(s.qis), sens + list(s.passthrough)
+        return list(s.qis), sens + kept
     if kind == "bucketized":
-        return list(s.qis) + sens, list(s.passthrough)
+        return list(s.qis) + sens, kept
     if kind == "composite":
-        return list(s.qis) + list(s.numeric), sens + list(s.passthrough)
+        return list(s.qis) + list(s.numeric), sens + kept
     return [], list(dataset.frame.columns)
 
 

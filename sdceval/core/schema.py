@@ -3,10 +3,21 @@
 Roles: ``qi`` (quasi-identifier), ``sensitive``, ``numeric`` (attribute masked by the
 perturbative methods), ``label`` (class attribute for the classification metric),
 ``passthrough`` (published unchanged beside what the method protects, only because the
-user asked for it), ``identifier`` (a column that identifies the records: a patient
+user asked for it), ``weight`` (a survey's design weight: each record stands for that
+many units of the population; > 0; read by the population risk measures), ``household``
+(the id of the household, or any cluster, a record belongs to: an identifier, used by
+the household risk and by household-aware protection), ``identifier`` (a column that identifies the records: a patient
 number, a name; never used, never published, and never kept with ``--keep`` unless
 forced: `sdceval.core.loaders`) and ``ignore`` (never used nor published).  Kind is
 ``numeric`` or ``categorical``; a QI may carry a `Hierarchy`.
+
+Weights and households are never inferred (a column is a weight because the survey's
+design says so, not because it holds positive numbers) and never published unless the
+user keeps them (``passthrough`` / ``--keep`` naming the weight or household column
+keeps its role and publishes it unchanged: `Schema.kept`).  ``household_keys`` names the
+QIs that are household-level (equal for every member of a household: the region, the
+dwelling type, the household size); the data set checks that they are, and
+household-aware methods change them for all members alike (issue 29 item 4).
 
 A schema also says what to do with records holding a missing value in a column it uses
 (any role but ``identifier`` and ``ignore``): ``missing = "refuse"`` (the default: the
@@ -25,14 +36,17 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, plain, suggest
 from sdceval.core.hierarchy import Hierarchy
 
-ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "identifier", "ignore")
+ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "weight", "household",
+         "identifier", "ignore")
 #: roles whose columns are neither used nor published (nor checked for missing values)
 UNUSED_ROLES = ("identifier", "ignore")
 #: what to do with records holding a missing value in a used column (``missing = ...``)
 MISSING_POLICIES = ("refuse", "drop")
 KINDS = ("numeric", "categorical")
 #: roles that hold one column at most (a one-element list is accepted, pycanon's convention)
-SINGLE_ROLES = ("sensitive", "label")
+SINGLE_ROLES = ("sensitive", "label", "weight", "household")
+#: roles of a survey's design: published only when kept (`Schema.kept`)
+DESIGN_ROLES = ("weight", "household")
 
 
 def column_names(frame: pd.DataFrame) -> list[str]:
@@ -109,7 +123,8 @@ class Schema:
     """The roles, kinds and hierarchies of a data set's columns, and what to do with
     records holding missing values (``missing``: `MISSING_POLICIES`)."""
 
-    def __init__(self, columns: Iterable[ColumnSpec], missing: str = "refuse"):
+    def __init__(self, columns: Iterable[ColumnSpec], missing: str = "refuse",
+                 household_keys: Iterable[str] = (), kept: Iterable[str] = ()):
         self.missing = missing_policy(missing)
         self.columns = tuple(c if isinstance(c.name, str) else
                              ColumnSpec(str(c.name), c.role, c.kind, c.hierarchy)
@@ -132,7 +147,27 @@ class Schema:
                 f"only one sensitive column is supported, got {self.names('sensitive')}")
         if len(self.names("label")) > 1:
             raise SdcevalError(f"only one label column is supported, got {self.names('label')}")
+        for role in DESIGN_ROLES:
+            if len(self.names(role)) > 1:
+                raise SdcevalError(f"only one {role} column is supported, got "
+                                   f"{self.names(role)}")
         self._by_name = {c.name: c for c in self.columns}
+        self.household_keys = [str(k) for k in role_names(household_keys, "household_keys")]
+        for k in self.household_keys:
+            if k not in self.qis:
+                raise SdcevalError(
+                    f"household_keys: {k!r} is not a quasi-identifier; household-level "
+                    f"keys are QIs equal for every member of a household (QIs: "
+                    f"{', '.join(self.qis) or 'none'}){suggest(k, self.qis)}")
+        if self.household_keys and self.household is None:
+            raise SdcevalError(
+                "household_keys are given but no household column: name the column that "
+                "identifies each record's household (--household COL, household = \"COL\")")
+        self.kept = tuple(dict.fromkeys(str(k) for k in kept))
+        for k in self.kept:
+            if k not in self._by_name or self._by_name[k].role not in DESIGN_ROLES:
+                raise SdcevalError(f"kept design column {k!r} is not the weight or the "
+                                   "household column")
 
     def __getitem__(self, name: str) -> ColumnSpec:
         return self._by_name[str(name)]
@@ -160,6 +195,18 @@ class Schema:
     def identifiers(self) -> list[str]:
         """Columns that identify the records (never used nor published)."""
         return self.names("identifier")
+
+    @property
+    def weight(self) -> str | None:
+        """The design-weight column, or None (the file is the whole population)."""
+        s = self.names("weight")
+        return s[0] if s else None
+
+    @property
+    def household(self) -> str | None:
+        """The household (cluster) id column, or None."""
+        s = self.names("household")
+        return s[0] if s else None
 
     @property
     def sensitive(self) -> str | None:
@@ -193,7 +240,9 @@ class Schema:
                 if n not in mapping:
                     raise SdcevalError(f"unknown column {n!r}.{suggest(n, mapping)}")
                 out[n] = ColumnSpec(n, role, mapping[n].kind, mapping[n].hierarchy)
-        return Schema(out.values(), missing=self.missing)
+        hk = [k for k in self.household_keys if out[k].role == "qi"]
+        kept = [k for k in self.kept if out[k].role in DESIGN_ROLES]
+        return Schema(out.values(), missing=self.missing, household_keys=hk, kept=kept)
 
     @classmethod
     def from_roles(cls, frame: pd.DataFrame, *, qi: Iterable[str] | str = (),
@@ -205,7 +254,9 @@ class Schema:
                    passthrough: Iterable[str] | str = (),
                    ignore: Iterable[str] | str = (),
                    identifier: Iterable[str] | str = (),
-                   missing: str | None = None) -> "Schema":
+                   missing: str | None = None, weight: str | None = None,
+                   household: str | None = None,
+                   household_keys: Iterable[str] | str = ()) -> "Schema":
         """Build a schema from role lists; unnamed columns are ignored (``ignore`` names
         some explicitly: checked like the other roles).  ``missing``: the policy for
         records with missing values (`MISSING_POLICIES`, default ``refuse``).
@@ -214,16 +265,21 @@ class Schema:
         ``sensitive=["diag"]`` is ``sensitive="diag"``).  Column names are text: integer
         names (``pd.DataFrame(ndarray)``) are named ``"0"``, ``"1"``, ... and may be given
         either way.  Kind: ``kinds[col]`` if given, else that of the column's hierarchy,
-        else inferred from the dtype.
+        else inferred from the dtype.  ``weight`` and ``household`` name the survey's
+        design columns; naming one of them in ``passthrough`` too keeps its role and
+        publishes it (`Schema.kept`).
         """
         names = column_names(frame)
         position = {n: i for i, n in enumerate(names)}
         hierarchies = {str(k): v for k, v in dict(hierarchies or {}).items()}
         kinds = {str(k): v for k, v in dict(kinds or {}).items()}
         roles: dict[str, str] = {}
+        design = set(role_names(weight, "weight") + role_names(household, "household"))
+        kept = [n for n in role_names(passthrough, "passthrough") if n in design]
+        passthrough = [n for n in role_names(passthrough, "passthrough") if n not in design]
         given = [("qi", qi), ("sensitive", sensitive), ("numeric", numeric),
-                 ("label", label), ("passthrough", passthrough),
-                 ("identifier", identifier), ("ignore", ignore)]
+                 ("label", label), ("passthrough", passthrough), ("weight", weight),
+                 ("household", household), ("identifier", identifier), ("ignore", ignore)]
         for role, value in given:
             for n in role_names(value, role):
                 if n not in position:
@@ -253,7 +309,8 @@ class Schema:
                 kind = ("numeric" if pd.api.types.is_numeric_dtype(values)
                         and not pd.api.types.is_bool_dtype(values) else "categorical")
             cols.append(ColumnSpec(n, roles.get(n, "ignore"), kind, h))
-        return cls(cols, missing=missing_policy(missing))
+        return cls(cols, missing=missing_policy(missing), household_keys=household_keys,
+                   kept=kept)
 
     @classmethod
     def from_mapping(cls, frame: pd.DataFrame, spec: Mapping, base_dir: Path | None = None
@@ -265,6 +322,9 @@ class Schema:
             numeric = []
             label = "income"
             passthrough = ["region"]              # published unchanged, on request
+            weight = "w"                          # a survey's design weight
+            household = "hid"                     # household id (never published)
+            household_keys = ["region"]           # QIs equal within a household
             identifier = ["patient_id"]           # identifies the records: never published
             ignore = ["notes"]                    # never used nor published (the default)
             missing = "drop"                      # or "refuse" (the default)
@@ -286,11 +346,13 @@ class Schema:
                               passthrough=spec.get("passthrough", ()),
                               ignore=spec.get("ignore", ()),
                               identifier=spec.get("identifier", ()),
-                              missing=missing_policy(spec.get("missing")))
+                              missing=missing_policy(spec.get("missing")),
+                              weight=spec.get("weight"), household=spec.get("household"),
+                              household_keys=spec.get("household_keys", ()))
 
 
 SCHEMA_KEYS = {"qi", "sensitive", "numeric", "label", "passthrough", "identifier", "ignore",
-               "hierarchies", "kinds", "missing"}
+               "hierarchies", "kinds", "missing", "weight", "household", "household_keys"}
 #: the keys of a schema that give roles (a schema without any lets the loader infer the
 #: roles of the columns it does not list under ``ignore`` or ``identifier``)
 ROLE_KEYS = ("qi", "sensitive", "numeric", "label", "passthrough")

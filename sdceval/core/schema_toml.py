@@ -48,19 +48,24 @@ def schema_toml(ds: Dataset, data: str | None = None, missing: str | None = None
             m = m.replace(" records with missing values", " records have missing values", 1)
         out.append(f"# note: {m}")
     out.append("")
-    single = {"sensitive": "the sensitive attribute", "label": "the class label"}
+    single = {"sensitive": "the sensitive attribute", "label": "the class label",
+              "weight": "a survey's design weight (> 0), for the population risks",
+              "household": "household (cluster) id: never published unless kept"}
     what = {"qi": "quasi-identifiers (generalized by mondrian, bucketization, ...)",
             "numeric": "attributes masked by the perturbative methods (mdav, noise, ...)",
             "passthrough": "published unchanged beside what the method protects",
             "identifier": "identify the records: never used, never published",
             "ignore": "never used, never published"}
     for role in ROLES:
-        names = s.names(role)
+        # a kept weight or household column keeps its role and is listed as kept
+        names = s.names(role) + (list(s.kept) if role == "passthrough" else [])
         if role in single:
             out.append(f"{role} = {_toml_str(names[0])}  # {single[role]}" if names else
                        f"# {role} = \"COLUMN\"  # {single[role]}: none")
         else:
             out.append(f"{role} = {_toml_list(names)}  # {what[role]}")
+    out.append(f"household_keys = {_toml_list(s.household_keys)}  # quasi-identifiers "
+               "equal for every member of a household (checked)")
     out.append(f"missing = {_toml_str(missing)}  # records with a missing value in a "
                "used column: \"refuse\" or \"drop\"")
     out += ["", "[hierarchies]  # ARX layout: one row per leaf, one label per level up to *"]

@@ -38,7 +38,8 @@ from sdceval.core.registry import Param, RegistrationError, Registry
 #: every job kind by name, in registration order (the order of a file's jobs)
 JOB_KINDS: Registry = Registry("job kind")
 #: the options that name the data set and its roles, allowed in every job
-DATA_KEYS = ("data", "schema", "qi", "sensitive", "numeric", "label")
+DATA_KEYS = ("data", "schema", "qi", "sensitive", "numeric", "label", "weight",
+             "household", "household_keys")
 
 
 #: suffixes of data files left out of the names built from them
