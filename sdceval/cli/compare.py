@@ -39,6 +39,12 @@ def add_parser(sub):
                         "reidentification, the share of records re-identified; the other "
                         "attacks, and linkage_risk when every release is numeric, are read "
                         "beside it)")
+    s.add_argument("--max-risk", action="append", metavar="MEASURE=LIMIT",
+                   help="a risk every ranked candidate must keep at or below LIMIT at its "
+                        "matched point, repeatable: global=0.01 (the global risk: "
+                        "expected re-identifications in the population per record, at "
+                        "most 1 %%, sdcMicro's rule; needs --weight for a sample), "
+                        "household=0.02, or any risk measure (default: none)")
     s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
                         "method:param=value whose risk is the target (default: mdav:k=5); "
@@ -99,6 +105,7 @@ def cmd_compare(args) -> int:
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
                       target=args.target, utilities=args.utility, tolerance=args.tolerance,
                       intruder=args.intruder,
+                      max_risk=";".join(args.max_risk) if args.max_risk else None,
                       method_params=_model_params(ds, methods, args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,

@@ -28,6 +28,7 @@ import pandas as pd
 from sdceval.catalog import get_measure, get_method
 from sdceval.compare.attacks import attack_differences, attack_sentence
 from sdceval.compare.bisection import BisectionResult
+from sdceval.compare.constraints import failures
 from sdceval.compare.paired import (MAX_REPEATS, NO_TEST, PAIRED_TEST,  # noqa: F401
                                     PairedTest, UtilityRanks, interval,
                                     rank_rule_note, rank_utility, repeats_to_separate)
@@ -135,6 +136,9 @@ class Comparison:
     #: method -> column -> what its matched release did to the column
     #: (`sdceval.core.treatment.column_treatment`)
     treatment: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: risk label -> the largest value a ranked candidate may read at its matched
+    #: point (`sdceval.compare.constraints`; set by `run_comparison`)
+    constraints: dict[str, float] = field(default_factory=dict)
 
     def intervals(self) -> dict[str, dict[str, tuple[float, float]]]:
         """method -> "risk" / utility -> its 95 % interval over the repeats (`interval`;
@@ -143,8 +147,24 @@ class Comparison:
                 for m, got in self.samples.items()}
 
     def ranked(self) -> list[str]:
-        """The methods matched within the tolerance (the ones ranked)."""
-        return [m.method for m in self.matches if m.matched]
+        """The methods matched within the tolerance that meet every risk constraint
+        (the ones ranked)."""
+        return [m.method for m in self.matches
+                if m.matched and not self.constraint_failures().get(m.method)]
+
+    def constraint_failures(self) -> dict[str, list[str]]:
+        """method -> the constraints its matched release fails (matched methods only;
+        `sdceval.compare.constraints.failures`)."""
+        if not self.constraints:
+            return {}
+        out = {}
+        for m in self.matches:
+            if m.matched:
+                got = failures(self.constraints, self.risk_readings.get(m.method, {}),
+                               self.not_applicable.get(m.method, {}))
+                if got:
+                    out[m.method] = got
+        return out
 
     def rank_structure(self) -> dict[str, UtilityRanks]:
         """utility label -> its `UtilityRanks` over the ranked methods (`rank_utility`):
@@ -214,6 +234,9 @@ class Comparison:
         every fitted default the ranking depends on (`FITTED_CHOICES`)."""
         notes = [unreached_note(m, self.risk_measure, self.target)
                  for m in self.matches if not m.matched]
+        notes += [f"{display_name(m)} is unranked: at its matched point it fails the "
+                  f"risk constraint{'s' if len(f) > 1 else ''} {'; '.join(f)}"
+                  for m, f in self.constraint_failures().items()]
         structure = self.rank_structure()
         if len(self.ranked()) >= 2 and structure:
             notes.append(rank_rule_note(next(iter(structure.values())).repeats))
@@ -285,10 +308,13 @@ class Comparison:
         property test over random tables checks that it never contradicts the table."""
         at = f"At {self.target_words()}"
         ranked = self.ranked()
+        # with constraints, "reached" is reaching the target and meeting every bound
+        reached = ("reached the target within the risk constraints" if self.constraints
+                   else "reached the target")
         if not ranked:
-            return f"{at}, no method reached the target, so nothing is ranked."
+            return f"{at}, no method {reached}, so nothing is ranked."
         if len(ranked) == 1:
-            return (f"{at}, only {display_name(ranked[0])} reached the target, so nothing "
+            return (f"{at}, only {display_name(ranked[0])} {reached}, so nothing "
                     "is ranked against it.")
         order = {u: g for u, g in self.order().items() if g}
         if not order:
@@ -363,6 +389,10 @@ class Comparison:
                     else out[c]
                 out[f"rank_{c}"] = df[f"rank_{c}"].to_numpy()
         out["matched"] = df["matched"].to_numpy()
+        if self.constraints:   # whether each matched release meets every bound
+            failed = self.constraint_failures()
+            out["meets constraints"] = ["no" if m in failed else "yes" if ok else ""
+                                        for m, ok in zip(df["method"], df["matched"])]
         return out
 
     def treatment_table(self) -> pd.DataFrame:
@@ -406,7 +436,8 @@ class Comparison:
                 "reference": self.reference, "seed": self.seed, "repeats": self.repeats,
                 "matches": matches,
                 "utilities": self.utilities, "utility_details": self.measure_details,
-                "risk_readings": self.risk_readings,
+                "risk_readings": self.risk_readings, "constraints": self.constraints,
+                "constraint_failures": self.constraint_failures(),
                 "readings_not_applicable": self.not_applicable,
                 "attack_differences": [d.to_dict() for d in attack_differences(self)],
                 "samples": self.samples, "treatment": self.treatment,

@@ -40,6 +40,7 @@ from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F40
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
                                       as_strategy, comparison_defaults, default_readings,
                                       left_out)
+from sdceval.compare.constraints import parse_constraints
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.frames import ROLE_KEYWORDS, as_dataset, split_roles
 from sdceval.core.loaders import open_ref
@@ -274,6 +275,9 @@ class ComparisonPlan:
     #: the columns the intruder knows, declared once for every candidate (SPEC §5; issue
     #: 28 item 2); None: every QI and numeric attribute (and the kept columns)
     intruder: tuple[str, ...] | None = None
+    #: risk constraints every ranked candidate meets at its matched point
+    #: (`sdceval.compare.constraints`): label -> (measure, params, limit)
+    constraints: dict = field(default_factory=dict)
 
     def on(self, dataset) -> ComparisonPlan:
         """This plan with what the data set decides filled in (the methods its roles
@@ -284,7 +288,10 @@ class ComparisonPlan:
                                      self.utilities)
         risk = chosen["risk"]
         readings = default_readings(chosen["methods"], risk, dataset)
-        risks = self.risks or check_risks(readings)
+        risks = dict(self.risks or check_risks(readings))
+        # a constraint's measure is read at every matched release (its bound checked)
+        for label, (name, params, _) in self.constraints.items():
+            risks.setdefault(label, (name, params))
         out = dataclasses.replace(
             self, methods=tuple(chosen["methods"]), risk=risk,
             risk_params=_risk_spec(risk).resolve(
@@ -300,7 +307,7 @@ class ComparisonPlan:
 def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict | None = None,
                     target=None, utilities=None, risks=None, method_params: dict | None = None,
                     seed: int = 0, repeats: int = 1, curves: bool = True, intruder=None,
-                    **search) -> ComparisonPlan:
+                    max_risk=None, **search) -> ComparisonPlan:
     """Parse and check a comparison's options once (names and parameters against their
     registries, the closest name suggested), before any work: the one parse of
     `compare`'s keywords and of a ``[[comparison]]`` job's table.
@@ -309,7 +316,9 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
     ``risk_params`` adds to them.  ``target`` is a number or ``method:param=value``;
     ``utilities`` and ``risks`` are measure lists (``"propensity,emd:n_clusters=5"``,
     a list or a dict); ``method_params`` is ``{method: {param: value}}``, held fixed
-    during that method's search; ``search`` takes `SEARCH_KEYWORDS` only."""
+    during that method's search; ``max_risk`` bounds other risks at the matched point
+    (``"global=0.01"``: `sdceval.compare.constraints`); ``search`` takes
+    `SEARCH_KEYWORDS` only."""
     stray = [k for k in search if k not in SEARCH_KEYWORDS]
     if stray:
         known = [*PLAN_KEYWORDS, *SEARCH_KEYWORDS, *ROLE_KEYWORDS]
@@ -360,12 +369,14 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
                           intruder=intruder, utilities=utilities, risks=check_risks(risks),
                           method_params=method_params, seed=int(seed),
                           repeats=int(repeats), curves=bool(curves), search=dict(search),
+                          constraints=parse_constraints(max_risk),
                           **_parse_target(target))
 
 
 #: the keywords of `plan_comparison` (and of `compare`), for the suggestion
 PLAN_KEYWORDS = ("methods", "risk", "risk_params", "target", "utilities", "risks",
-                 "method_params", "seed", "repeats", "curves", "progress", "intruder")
+                 "method_params", "seed", "repeats", "curves", "progress", "intruder",
+                 "max_risk")
 
 
 def _risk_spec(risk: str):
@@ -507,6 +518,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     comp = assemble(dataset.name, matches, target=target, reference=plan.reference,
                     risk=plan.risk, risk_params=plan.risk_params, utilities=plan.utilities,
                     seed=plan.seed, repeats=plan.repeats)
+    comp.constraints = {label: bound for label, (_, _, bound) in plan.constraints.items()}
     # the risks count the kept columns (their default): say so under the table
     from sdceval.measures._kept_keys import comparison_note
     comp.kept_note = comparison_note(
@@ -526,7 +538,7 @@ def _said(say, mm: MethodMatch) -> MethodMatch:
 def compare(dataset, methods=None, *, target=None, risk: str | None = None,
             risk_params: dict | None = None, utilities=None, seed: int = 0, repeats: int = 1,
             curves: bool = True, method_params: dict | None = None, risks=None,
-            intruder=None, progress: Callable[[str], None] | None = None,
+            intruder=None, max_risk=None, progress: Callable[[str], None] | None = None,
             **kwargs) -> Comparison:
     """Match each method to the target risk by bisection, then evaluate utilities.
 
@@ -566,6 +578,11 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         that takes them (``knows``); default every QI and numeric attribute, and the
         kept columns.  The matched measure's own readings (linkage_risk: both
         re-identification rates and the value in the other scale) are always reported.
+    max_risk : str or dict, optional
+        Risk constraints every ranked candidate meets at its matched point:
+        ``"global=0.01"`` (sdcMicro's global risk, expected re-identifications per
+        record, at most 1 %), ``{"household_risk": 0.02}``; a candidate that fails one
+        is listed, not ranked (`sdceval.compare.constraints`).
 
     Returns
     -------
@@ -575,7 +592,7 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
     plan = plan_comparison(methods, risk=risk, risk_params=risk_params, target=target,
                            utilities=utilities, risks=risks, method_params=method_params,
                            seed=seed, repeats=repeats, curves=curves, intruder=intruder,
-                           **search)
+                           max_risk=max_risk, **search)
     return run_comparison(as_dataset(dataset, **roles), plan, say=progress)
 
 

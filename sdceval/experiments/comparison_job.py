@@ -55,6 +55,13 @@ INTRUDER = Param("intruder", str, default=None,
                              "attribute, and the kept columns; SPEC §5)")
 
 
+MAX_RISK = Param("max_risk", str, default=None,
+                 description="risk constraints every ranked candidate meets at its matched "
+                             "point, MEASURE=LIMIT separated by ';' (global=0.01: sdcMicro's "
+                             "global risk, expected re-identifications per record, at most "
+                             "1 %; sdceval.compare.constraints)")
+
+
 def comparison_plan(opts: dict) -> ComparisonPlan:
     """A ``[[comparison]]`` job's options parsed and checked once, before anything runs
     (every name and parameter against its registry: `ranking.plan_comparison`, the
@@ -63,6 +70,7 @@ def comparison_plan(opts: dict) -> ComparisonPlan:
         opts.get("methods"), risk=opts.get("risk"), target=opts.get("target"),
         utilities=opts.get("utilities"), risks=opts.get("risks"),
         method_params=opts.get("method_params"), intruder=opts.get("intruder"),
+        max_risk=opts.get("max_risk"),
         **({} if opts.get("tolerance") is None else {"tolerance": opts["tolerance"]}))
 
 
@@ -207,9 +215,9 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance",
-          "intruder"),
+          "intruder", "max_risk"),
     example={"methods": ["mdav", "noise"], "utilities": ["query_error"]},
-    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER))
+    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER, MAX_RISK))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))
