@@ -41,6 +41,12 @@ Decisions (SPEC §5):
   silently matched, with the range of the risks evaluated, which then covers the
   domain's finite ends, and whether the evaluated curve is monotone in the predicted
   direction (`BisectionResult.describe_reach`).
+- Precision: bisection stops at ``rtol`` of the target, or sooner when the risk is
+  estimated on a sample of records (large tables) and the point is within the
+  estimate's own standard error (capped at half the match tolerance, so that a point
+  stopped at is matched): below it the steps chase the sample's noise, not the
+  curve (on 1 000 000 records, rank swapping spent 5 of its 30 evaluations refining a
+  gap of 0.6 % when the standard error was 1 %).
 - ``max_evaluations`` bounds the distinct parameter values evaluated; the domain's
   finite ends are kept out of the bracket search's share so that they are always
   evaluated before a target is declared unreachable.
@@ -190,6 +196,9 @@ class RiskCurve:
         self.risk_params = dict(risk_params or {})
         self.fixed, self.seed, self.repeats = dict(fixed), seed, repeats
         self.cache: dict[float, float] = {}
+        #: value -> standard error of its risk when the risk is estimated on a sample
+        #: of records (large tables: `sdceval.measures._nearest`); absent when exact
+        self.noise: dict[float, float] = {}
         #: (lowest, highest) value the method accepts on this data (None: unlimited)
         self.limits: list = [None, None]
         self.limit_note = ""
@@ -244,13 +253,30 @@ class RiskCurve:
         # the repeats of the seed tree (sdceval.core.rng): the method's seed and the
         # risk measure's own (its linkage sample) at each; one repeat for a
         # deterministic method
-        risks = []
+        risks, errors = [], []
         for r in range(self.repeats if self.method.random else 1):
             rel = self.method.apply(self.dataset, self.knob.set(self.fixed, value),
                                     seed=method_seed(self.seed, r))
-            risks.append(self.risk.evaluate(self.dataset, rel, measure_params(
-                self.risk, self.risk_params, self.seed, r)).value)
+            m = self.risk.evaluate(self.dataset, rel, measure_params(
+                self.risk, self.risk_params, self.seed, r))
+            risks.append(m.value)
+            sample = m.details.get("sample") if isinstance(m.details, dict) else None
+            if sample and sample.get("standard_error") is not None:
+                errors.append(float(sample["standard_error"]))
+        if errors:   # the mean's standard error over the repeats
+            self.noise[self._typed(value)] = float(np.sqrt(np.sum(np.square(errors)))
+                                                   / len(risks))
         return float(np.mean(risks))
+
+    def close_enough(self, value, target: float, rtol: float, tolerance: float) -> bool:
+        """The risk at ``value`` (evaluated) is within ``rtol`` of the target, or, when
+        it is estimated on a sample of records, within its standard error but no
+        further than half the match ``tolerance``: refining further would chase the
+        sample's noise, not the curve (module notes)."""
+        known = self.lookup(self.clamped(value))
+        gap = abs(self.cache[known] - target)
+        noise = min(self.noise.get(known, 0.0), tolerance * abs(target) / 2)
+        return gap <= max(rtol * abs(target), noise)
 
     def __call__(self, value) -> float:
         value = self.clamped(value)
@@ -503,7 +529,8 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
         for _ in range(max_evaluations):
             if spent():
                 break
-            if min(abs(ra - target), abs(rb - target)) <= rtol * abs(target):
+            if f.close_enough(a, target, rtol, tolerance) or \
+                    f.close_enough(b, target, rtol, tolerance):
                 break
             m = _mid(param, a, b)
             # integers and step-valued knobs: two adjacent steps straddle the target,

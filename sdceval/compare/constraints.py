@@ -22,6 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from sdceval.catalog import get_measure
+from sdceval.compare.measure_text import measure_label, parse_reference
 from sdceval.core.errors import SdcevalError
 
 #: the words of sdcMicro's reports for its population risks -> the measures
@@ -35,8 +36,6 @@ def parse_constraints(max_risk) -> dict[str, tuple[str, dict, float]]:
     is a finite number); None or empty -> {}."""
     if not max_risk:
         return {}
-    # ranking imports this module
-    from sdceval.compare.ranking import measure_label, parse_reference
     if isinstance(max_risk, Mapping):
         items = [(str(k), v) for k, v in max_risk.items()]
     else:

@@ -123,7 +123,7 @@ def joint_search(grid, fixed_params, utilities, **search):
             tried[best].update(value=found[best][0].value, risk=found[best][0].risk)
     tried[best]["chosen"] = True
     res, curve = found[best]
-    if res.matched and abs(res.risk - res.target) > fine * abs(res.target):
+    if res.matched and not curve.close_enough(res.value, res.target, fine, tolerance):
         fixed, said, _ = curves[best]
         coarse_params = found[best][0].params
         res, curve = search_knob(fixed, curve=curve, settings=said, **search)

@@ -1,0 +1,54 @@
+"""Bisection stops at the risk estimate's own standard error when the risk is
+estimated on a sample of records (large tables): below it, refining chases the
+sample's noise, not the curve (`sdceval.compare.bisection`, module notes)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import sdceval
+from sdceval.compare.bisection import RiskCurve, bisect_risk
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    n = 400
+    return sdceval.as_dataset(pd.DataFrame({c: rng.normal(size=n).round(4) for c in "xyz"}),
+                              numeric=["x", "y", "z"])
+
+
+def test_sampled_risk_stops_within_its_standard_error(monkeypatch):
+    ds = _data()
+    kw = dict(risk="reidentification", risk_params={"sample": 200}, rtol=1e-6,
+              tolerance=0.05)
+    res = bisect_risk(ds, "noise", 0.25, **kw)
+    curve_noise = [s for s in res.steps]
+    # stopped within the estimate's standard error, capped at half the tolerance (so
+    # that the point is matched), not within rtol
+    assert res.matched and 1e-6 * 0.25 < abs(res.risk - 0.25) <= 0.025 * 0.25
+    # the same search told the risk is exact refines further: more evaluations
+    monkeypatch.setattr(RiskCurve, "close_enough",
+                        lambda self, v, t, rtol, tol: abs(self.cache[self.lookup(
+                            self.clamped(v))] - t) <= rtol * abs(t))
+    exact = bisect_risk(ds, "noise", 0.25, **kw)
+    assert exact.evaluations > res.evaluations
+    assert len(curve_noise) < len(exact.steps)
+
+
+def test_the_noise_is_the_mean_standard_error_over_repeats():
+    ds = _data()
+    from sdceval.catalog import get_measure, get_method
+    from sdceval.compare.bisection import tuning
+    spec = get_method("noise")
+    knob, fixed = tuning(spec, None)
+    one = RiskCurve(ds, spec, knob, get_measure("reidentification"), {"sample": 60},
+                    fixed, 0, 1)
+    one(0.5)
+    three = RiskCurve(ds, spec, knob, get_measure("reidentification"), {"sample": 60},
+                      fixed, 0, 3)
+    three(0.5)
+    assert 0 < three.noise[0.5] < one.noise[0.5]
+    exact = RiskCurve(ds, spec, knob, get_measure("reidentification"), {"sample": 0},
+                      fixed, 0, 1)
+    exact(0.5)
+    assert exact.noise == {}
