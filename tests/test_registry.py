@@ -51,7 +51,11 @@ def test_every_method_has_documented_params():
             assert p.description, (spec.name, p.name)
             if p.default is not None:
                 p.parse(p.default, n=10 ** 6)
-        assert spec.tunable.protection in ("increasing", "decreasing")
+        # a strategy with every step's parameters set (noise:gamma=0.5+recode:level=2,
+        # registered when a test names it) has nothing to tune: it is applied, not
+        # searched
+        if spec.family != "strategy" or any(p.protection for p in spec.params):
+            assert spec.tunable.protection in ("increasing", "decreasing")
 
 
 # -- one source for parameters ------------------------------------------------------

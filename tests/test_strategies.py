@@ -112,7 +112,7 @@ def test_strategy_texts_and_lists_are_one_parse():
     assert spec.name in METHODS and spec.family == "strategy"
     # the fixed parameters are not the strategy's: no knob left on noise, recode's
     # level is fixed too, so nothing protects beyond them
-    assert [p.name for p in spec.params] == ["levels"]
+    assert [p.name for p in spec.params] == ["levels", "breaks"]
 
 
 @pytest.mark.parametrize("text, words", [

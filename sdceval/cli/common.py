@@ -10,7 +10,7 @@ from pathlib import Path
 from sdceval.core import threads
 from sdceval.core.errors import SdcevalError
 
-BUNDLED_NAMES = ("census", "eia", "adult", "adult-train", "adult-arx")  # = loaders.BUNDLED
+BUNDLED_NAMES = ("census", "eia", "adult", "adult-train", "adult-arx", "survey")  # = loaders.BUNDLED
 #: `sdceval.catalog.PLUGINS_ENV` (not imported from there: the catalog loads every
 #: method and measure, and pandas with them)
 PLUGINS_ENV = "SDCEVAL_PLUGINS"

@@ -127,9 +127,12 @@ def applicable_methods(dataset) -> list[str]:
         names = [m for m in DEFAULT_STRATEGIES if m in METHODS
                  and not get_method(m).too_costly(dataset)]
     else:
+        # a method whose registry entry leaves it out of the default candidates
+        # (`MethodSpec.too_costly`: a huge lattice; top/bottom coding, a step) runs
+        # only when named
         names = [m for m in DEFAULT_METHODS if m in METHODS] + sorted(
             m for m in METHODS if m not in DEFAULT_METHODS
-            and get_method(m).family != "strategy")
+            and get_method(m).family != "strategy" and not get_method(m).too_costly(dataset))
     out = []
     for m in names:
         if missing_needs(dataset, m):

@@ -150,6 +150,18 @@ def _casc(name: str) -> Dataset:
     return Dataset(df, Schema.from_roles(df, numeric=numeric), name=name)
 
 
+#: the bundled survey's roles (docs/examples/make_survey.py made it; docs/survey.md)
+SURVEY_ROLES = dict(qi=["region", "urbrur", "hhsize", "sex", "age", "marital", "education"],
+                    numeric=["income"], sensitive="activity", weight="weight",
+                    household="hid", household_keys=["region", "urbrur", "hhsize"])
+
+
+def _survey(name: str) -> Dataset:
+    with _data_file(f"{name}.csv.gz").open("rb") as fh:
+        df = pd.read_csv(fh, compression="gzip")
+    return Dataset(df, Schema.from_roles(df, **SURVEY_ROLES), name=name)
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
     name: str
@@ -170,6 +182,10 @@ BUNDLED: dict[str, DatasetInfo] = {
     "adult-arx": DatasetInfo("adult-arx", lambda: _adult_arx("adult-arx"),
                              "ARX's Adult: adult-train's 30162 records, ARX's 9 columns "
                              "(income as salary-class), all QIs with ARX's hierarchies"),
+    "survey": DatasetInfo("survey", lambda: _survey("survey"),
+                          "synthetic household survey: 13634 persons in 5001 sampled "
+                          "households, design weights (population about 1.08 million); "
+                          "keys region, urbrur, hhsize, sex, age, marital, education"),
 }
 
 _cache: dict[str, Dataset] = {}

@@ -63,6 +63,8 @@ from sdceval.core.release_order import (key_beside, key_path_for, key_permutatio
 #: a number as Python writes one (``repr``: ``-1.5``, ``1e-07``, ``2.5e+22``)
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _INTERVAL = re.compile(rf"^\[\s*({_NUMBER})\s*[-,]\s*({_NUMBER})\s*[\])]$")
+#: a right-closed interval ``(a,b]`` (R's ``cut``; ``recode`` with breaks)
+_LEFT_OPEN = re.compile(rf"^\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]$")
 
 
 def _label_ranges(h: Hierarchy) -> dict[str, tuple[int, int]]:
@@ -75,8 +77,8 @@ def _label_ranges(h: Hierarchy) -> dict[str, tuple[int, int]]:
 
 def _label_cell(h: Hierarchy, label: str, known: dict, column: str) -> tuple[int, int]:
     """Leaf-code range ``(lo, hi)`` of one released label: a leaf or node label, a number
-    naming a numeric leaf (``40`` or ``40.0``), an interval ``[a-b]`` / ``[a, b)`` of a
-    numeric hierarchy, or a set ``{a,b}`` of categorical leaves."""
+    naming a numeric leaf (``40`` or ``40.0``), an interval ``[a-b]`` / ``[a, b)`` /
+    ``(a,b]`` of a numeric hierarchy, or a set ``{a,b}`` of categorical leaves."""
     if label in known:
         return known[label]
     if h.numeric:
@@ -96,6 +98,12 @@ def _label_cell(h: Hierarchy, label: str, known: dict, column: str) -> tuple[int
                 hi = int(np.searchsorted(h.leaf_values, b, side="left")) - 1
             else:
                 hi = int(np.searchsorted(h.leaf_values, b, side="right")) - 1
+            if lo <= hi:
+                return lo, hi
+        m = _LEFT_OPEN.match(label)
+        if m:
+            lo = int(np.searchsorted(h.leaf_values, float(m.group(1)), side="right"))
+            hi = int(np.searchsorted(h.leaf_values, float(m.group(2)), side="right")) - 1
             if lo <= hi:
                 return lo, hi
     elif label.startswith("{") and label.endswith("}"):

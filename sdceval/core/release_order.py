@@ -66,6 +66,8 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.fileio import _check, atomic_write
+from sdceval.core.release_public import (public_parameters, public_path_for,
+                                         public_release, public_text)
 
 #: the key file's first line (the start of it is what marks a file as a key)
 PRIVATE = "# PRIVATE: do not publish."
@@ -111,6 +113,13 @@ def key_beside(path) -> Path | None:
 def _key_release(path: Path) -> str | None:
     """The release file name a key file's header names (``# release: NAME``), or None
     for a file that is not a key or is unreadable."""
+    return (_key_header(path) or {}).get("release")
+
+
+def _key_header(path: Path) -> dict | None:
+    """The ``# name: value`` fields of a key file's header, or None for a file that is
+    not a key or is unreadable (nothing checked: `key_file` checks)."""
+    fields = {}
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             if not f.readline().startswith(PRIVATE):
@@ -119,11 +128,23 @@ def _key_release(path: Path) -> str | None:
                 if not line.startswith("#"):
                     break
                 name, _, value = line[1:].partition(":")
-                if name.strip() == "release":
-                    return value.strip()
+                fields[name.strip()] = value.strip()
     except OSError:
         return None
-    return None
+    return fields
+
+
+def public_beside_key(key) -> tuple[Path, str | None]:
+    """Where the public file of the release a key file belongs to lies (beside the
+    key, named from the release file its header names; `public_path_for`), and that
+    release's sha256 (None when the key names none): for a release given as a DataFrame
+    with its key file (`sdceval.core.release_io.release_of`)."""
+    key = Path(key)
+    fields = _key_header(key) or {}
+    release = fields.get("release", "")
+    if release in ("", ".", "..") or Path(release).name != release:  # not a file name
+        release = key.name.removesuffix(KEY_SUFFIX)
+    return public_path_for(key.with_name(release)), fields.get("release_sha256")
 
 
 def data_fingerprint(dataset) -> str:
@@ -159,17 +180,21 @@ def write_release(release, path, *, dataset, seed: int | None = None,
 
     Rows in a random order (``seed``: an int for a reproducible order, ``None`` for a
     fresh one from the operating system) and the private key beside it
-    (`key_path_for`), or, with ``keep_order``, in record order and no key.  A key of an
+    (`key_path_for`), or, with ``keep_order``, in record order and no key.  A release
+    with public method parameters (`public_parameters`: PRAM's keys and matrices) gets
+    its public file beside it too (`public_path_for`, in either order).  A key of an
     earlier release of this file name (either naming) is replaced or, with
-    ``keep_order``, removed; any other file at the name of the key to write (a key of
-    another release, a file that is not a key) is refused before anything is written,
-    naming it: no key is overwritten silently.  Both files are written atomically (the
-    key first, renamed just before the release; neither is left half-written or alone
-    by an interrupt) and never over an input file.  Returns ``(path, key_path)``,
-    ``key_path`` None with ``keep_order``.
+    ``keep_order``, removed, and so is a public file of an earlier release of this name
+    when this one has none; any other file at the name of the key or public file to
+    write (a key of another release, a file that is not one) is refused before anything
+    is written, naming it: nothing is overwritten silently.  All files are written
+    atomically (the key and the public file first, the release renamed last; none is
+    left half-written or without the others by an interrupt) and never over an input
+    file.  Returns ``(path, key_path)``, ``key_path`` None with ``keep_order``.
     """
     path = Path(path)
     key_path = key_path_for(path)
+    public_path = public_path_for(path)
     protected = [p for p in protected if p is not None]
     frame = release.data
     n = len(frame)
@@ -177,42 +202,91 @@ def write_release(release, path, *, dataset, seed: int | None = None,
         raise SdcevalError(f"release has {n} records but data set {dataset.name!r} has "
                            f"{dataset.n}: write the release with the data set it protects")
     to_bytes = _format_of(path)  # before anything is written: refused with no file
+    public = public_parameters(release)
+    if public is not None:
+        _check(public_path, protected)  # an input file at its name: refused first
+        _check_public_slot(path, public_path)
     if keep_order:
         data = to_bytes(frame)
-        out = atomic_write(path, lambda p: p.write_bytes(data),
-                           protected=[key_path, *protected])
-        _remove_stale_keys(path, protected, with_current=True)
-        return out, None
-    _check(key_path, protected)  # an input file at the key's name: that error first
-    _check_key_slot(path, key_path)
-    if seed is None:
-        seed = secrets.randbits(64)
-    perm = np.random.default_rng(seed).permutation(n)
-    data = to_bytes(frame.iloc[perm])
-    body = "row,record\n" + "".join(f"{r},{int(v)}\n" for r, v in enumerate(perm))
-    fields = {"format": FORMAT, "release": path.name,
-              "release_sha256": hashlib.sha256(data).hexdigest(), "data": dataset.name,
-              "data_sha256": data_fingerprint(dataset), "records": n,
-              "shuffle_seed": seed, "key_sha256": _body_sha256(body)}
-    text = (f"{PRIVATE} sdceval release key: links the rows of {path.name!r} to the "
-            "original records; keep it with the original data.\n"
-            + "".join(f"# {k}: {fields[k]}\n" for k in _FIELDS) + body)
-    wrote_key = []
+        companions = []
+    else:
+        _check(key_path, protected)  # an input file at the key's name: that error first
+        _check_key_slot(path, key_path)
+        if seed is None:
+            seed = secrets.randbits(64)
+        perm = np.random.default_rng(seed).permutation(n)
+        data = to_bytes(frame.iloc[perm])
+        body = "row,record\n" + "".join(f"{r},{int(v)}\n" for r, v in enumerate(perm))
+        fields = {"format": FORMAT, "release": path.name,
+                  "release_sha256": hashlib.sha256(data).hexdigest(), "data": dataset.name,
+                  "data_sha256": data_fingerprint(dataset), "records": n,
+                  "shuffle_seed": seed, "key_sha256": _body_sha256(body)}
+        text = (f"{PRIVATE} sdceval release key: links the rows of {path.name!r} to the "
+                "original records; keep it with the original data.\n"
+                + "".join(f"# {k}: {fields[k]}\n" for k in _FIELDS) + body)
+        companions = [(key_path, lambda k: _write_private(k, text))]
+    if public is not None:
+        shown = public_text(public, path.name, hashlib.sha256(data).hexdigest())
+        companions.append((public_path,
+                           lambda p: p.write_text(shown, encoding="utf-8")))
+    _write_together(path, data, companions, protected)
+    _remove_stale_keys(path, protected, with_current=keep_order)
+    if public is None:
+        _remove_stale_public(path, protected)
+    return path, None if keep_order else key_path
 
-    def write_both(tmp: Path) -> None:
+
+def _write_together(path: Path, data: bytes, companions: list, protected: list) -> None:
+    """Write the release bytes ``data`` to ``path`` and each ``(companion, writer)``
+    beside it, every file atomically: the companions are put in place while the
+    release is still a temporary file, the release renamed last, and on any failure
+    (an interrupt included) the companions already in place are removed: no companion
+    is left without its release."""
+    names = [c for c, _ in companions]
+    placed = []
+
+    def write_all(tmp: Path) -> None:
         tmp.write_bytes(data)
-        atomic_write(key_path, lambda k: _write_private(k, text),
-                     protected=[path, *protected])
-        wrote_key.append(True)
+        for companion, writer in companions:
+            atomic_write(companion, writer,
+                         protected=[path, *[c for c in names if c != companion],
+                                    *protected])
+            placed.append(companion)
 
     try:
-        atomic_write(path, write_both, protected=[key_path, *protected])
+        atomic_write(path, write_all, protected=[*names, *protected])
     except BaseException:
-        if wrote_key:  # the key is in place but its release is not: no key alone
-            key_path.unlink(missing_ok=True)
+        for companion in placed:  # in place but their release is not
+            companion.unlink(missing_ok=True)
         raise
-    _remove_stale_keys(path, protected, with_current=False)
-    return path, key_path
+
+
+def _check_public_slot(path: Path, public_path: Path) -> None:
+    """Refuse to write the release ``path`` when its public file's name is taken by
+    anything but the public file of a release of this file name."""
+    if not public_path.exists() and not public_path.is_symlink():
+        return
+    owner = public_release(public_path) if public_path.is_file() else None
+    if owner == path.name:
+        return  # the public file of the release being replaced
+    what = (f"the public file of another release, {owner!r}" if owner is not None else
+            "not an sdceval public file of method parameters")
+    raise SdcevalError(
+        f"refusing to write {str(path)!r}: its public file {str(public_path)!r} already "
+        f"exists and is {what}; move that file away or choose another --out")
+
+
+def _remove_stale_public(path: Path, protected) -> None:
+    """Remove the public file of an earlier release of this file name (the release
+    just written has none: it would describe keys this one did not redraw); a file
+    naming another release and input files are left alone."""
+    old = public_path_for(path)
+    if old.is_file() and public_release(old) == path.name:
+        try:
+            _check(old, protected)
+        except SdcevalError:
+            return
+        old.unlink(missing_ok=True)
 
 
 def _check_key_slot(path: Path, key_path: Path) -> None:
@@ -509,5 +583,5 @@ def to_record_order(frame: pd.DataFrame, perm: np.ndarray) -> pd.DataFrame:
 
 __all__ = ["KEY_SUFFIX", "PRIVATE",
            "data_fingerprint", "frame_sha256", "key_beside", "key_file",
-           "key_path_for", "key_permutation", "legacy_key_path_for", "read_key",
-           "to_record_order", "write_release"]
+           "key_path_for", "key_permutation", "legacy_key_path_for", "public_beside_key",
+           "public_path_for", "read_key", "to_record_order", "write_release"]

@@ -21,7 +21,8 @@ original where the structures do not say it:
   permuted within its buckets (`Release.sensitive_in_buckets`: bucketization, alone or
   as a strategy's step) and differ from the original's.
 * ``"masked"``: any other published column whose values differ from the original's
-  (perturbative numeric attributes; a changed column of an external table).
+  (perturbative numeric attributes; a changed column of an external table; keys PRAM
+  published as exact cells of other categories).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def column_treatment(dataset, release) -> dict[str, str]:
         elif name not in release.data.columns:
             out[name] = "dropped"
         elif release.cells is not None and name in release.cells:
-            out[name] = _cells_treatment(release, name)
+            out[name] = _cells_treatment(dataset, release, name)
         elif name == dataset.schema.sensitive and release.sensitive_codes is not None:
             same = np.array_equal(release.sensitive_codes, dataset.codes(name))
             out[name] = "as is" if same else (
@@ -78,10 +79,11 @@ def treatment_summary(treatment: dict[str, str]) -> str:
     return "; ".join(f"{', '.join(cols)} {what}" for what, cols in groups.items())
 
 
-def _cells_treatment(release, name: str) -> str:
+def _cells_treatment(dataset, release, name: str) -> str:
     lo, hi = release.cells[name]
     suppressed = int(release.suppressed.sum()) if release.suppressed is not None else 0
     if suppressed == 0 and np.array_equal(lo, hi):
-        # exact cells everywhere: the values themselves are published (bucketization)
-        return "as is"
+        # exact cells everywhere: the values themselves are published (bucketization),
+        # or, where some differ from the records', other values drawn (PRAM: masked)
+        return "as is" if np.array_equal(lo, dataset.codes(name)) else "masked"
     return f"generalized, {suppressed} suppressed cells" if suppressed else "generalized"

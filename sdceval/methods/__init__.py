@@ -3,4 +3,6 @@
 strategies name the methods above)."""
 from sdceval.methods import (bucketization, generalization, microaggregation, mondrian, noise,
                              recoding, swapping)
+from sdceval.methods import pram, top_coding  # noqa: F401  (issue 29)
+from sdceval.methods import local_suppression  # noqa: F401  (issue 29)
 from sdceval.methods import strategy  # noqa: F401  (after the methods it composes)

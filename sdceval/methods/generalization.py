@@ -95,66 +95,76 @@ def lattice_size(dataset) -> int:
     return int(np.prod([h + 1 for h in qi_heights(dataset).values()], dtype=object))
 
 
-def parse_levels(dataset, levels) -> tuple[int, ...]:
-    """A lattice node from ``"1,2,0,1,0,1"`` (one level per QI in schema order),
-    ``"age=2,education=1"`` (unnamed QIs at level 0), a sequence of ints or a mapping.
-    ``None`` or ``""`` is the bottom node (all zeros)."""
-    heights = qi_heights(dataset)
-    qis = list(heights)
-    if levels is None:
-        return (0,) * len(qis)
-    if isinstance(levels, dict):
-        levels = ",".join(f"{k}={v}" for k, v in levels.items())
-    elif not isinstance(levels, str):
-        levels = ",".join(map(str, levels))
+def per_qi_integers(qis, raw, *, who: str, param: str, unit: str, example: str,
+                    fill: int) -> list[int] | None:
+    """One integer per QI (``qis``, schema order) from ``"age=2,education=1"`` (the QIs
+    not named get ``fill``), ``"1,2,0"`` or a sequence (one per QI), or a mapping; None
+    when nothing is given (None, ``""``).  Errors name ``who``, the parameter ``param``,
+    the QI and the fix (``unit``: what one value is, e.g. "level")."""
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        raw = ",".join(f"{k}={v}" for k, v in raw.items())
+    elif not isinstance(raw, str):
+        raw = ",".join(map(str, raw))
     # tolerate str() of a Python list/dict, which is what reaches us from Param.parse
-    text = re.sub(r"[\[\](){}'\"\s]", "", levels).replace(":", "=")
-    if not text:
-        return (0,) * len(qis)
+    text = re.sub(r"[\[\](){}'\"\s]", "", raw).replace(":", "=")
     items = [t for t in text.split(",") if t != ""]
+    if not items:
+        return None
     named = ["=" in t for t in items]
-    out: list[int]
     if all(named):
-        out = [0] * len(qis)
+        out = [fill] * len(qis)
         seen = set()
         for t in items:
             name, val = t.split("=", 1)
-            if name not in heights:
+            if name not in qis:
                 raise SdcevalError(
-                    f"generalization: levels names {name!r}, which is not a quasi-identifier."
+                    f"{who}: {param} names {name!r}, which is not a quasi-identifier."
                     f"{suggest(name, qis)} QIs: {', '.join(qis)}")
             if name in seen:
-                raise SdcevalError(f"generalization: levels gives QI {name!r} twice")
+                raise SdcevalError(f"{who}: {param} gives QI {name!r} twice")
             seen.add(name)
-            out[qis.index(name)] = _level_int(val, name)
-    elif not any(named):
+            out[qis.index(name)] = _qi_int(val, name, who, unit)
+        return out
+    if not any(named):
         if len(items) != len(qis):
             raise SdcevalError(
-                f"generalization: levels has {len(items)} value(s) but the data set has "
-                f"{len(qis)} quasi-identifiers ({', '.join(qis)}); give one level per QI in "
-                "this order, or name them (e.g. levels='age=2,education=1')")
-        out = [_level_int(v, q) for v, q in zip(items, qis)]
-    else:
-        raise SdcevalError(
-            f"generalization: levels {levels!r} mixes named (qi=level) and positional "
-            "entries; use one form")
-    for q, lv in zip(qis, out):
-        if not 0 <= lv <= heights[q]:
-            raise SdcevalError(
-                f"generalization: level {lv} for QI {q!r} is outside 0..{heights[q]} "
-                f"(its hierarchy has {heights[q]} level(s) above the leaves)")
-    return tuple(out)
+                f"{who}: {param} has {len(items)} value(s) but the data set has "
+                f"{len(qis)} quasi-identifiers ({', '.join(qis)}); give one {unit} per QI "
+                f"in this order, or name them (e.g. {param}='{example}')")
+        return [_qi_int(v, q, who, unit) for v, q in zip(items, qis)]
+    raise SdcevalError(f"{who}: {param} {raw!r} mixes named (qi={unit}) and positional "
+                       "entries; use one form")
 
 
-def _level_int(text: str, qi: str) -> int:
+def _qi_int(text: str, qi: str, who: str, unit: str) -> int:
     try:
         f = float(text)
         if not f.is_integer():
             raise ValueError
         return int(f)
     except ValueError:
-        raise SdcevalError(f"generalization: level {text!r} for QI {qi!r} is not an "
+        raise SdcevalError(f"{who}: {unit} {text!r} for QI {qi!r} is not an "
                            "integer") from None
+
+
+def parse_levels(dataset, levels) -> tuple[int, ...]:
+    """A lattice node from ``"1,2,0,1,0,1"`` (one level per QI in schema order),
+    ``"age=2,education=1"`` (unnamed QIs at level 0), a sequence of ints or a mapping.
+    ``None`` or ``""`` is the bottom node (all zeros)."""
+    heights = qi_heights(dataset)
+    qis = list(heights)
+    out = per_qi_integers(qis, levels, who="generalization", param="levels", unit="level",
+                          example="age=2,education=1", fill=0)
+    if out is None:
+        return (0,) * len(qis)
+    for q, lv in zip(qis, out):
+        if not 0 <= lv <= heights[q]:
+            raise SdcevalError(
+                f"generalization: level {lv} for QI {q!r} is outside 0..{heights[q]} "
+                f"(its hierarchy has {heights[q]} level(s) above the leaves)")
+    return tuple(out)
 
 
 # -- one node --------------------------------------------------------------------------
@@ -402,6 +412,7 @@ def generalization(dataset, *, seed, levels, models, max_suppression, suppressio
     return release
 
 
-__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels", "node_cells",
+__all__ = ["generalization", "qi_heights", "lattice_size", "parse_levels", "per_qi_integers",
+           "node_cells",
            "suppression_threshold", "Node", "evaluate_node", "rule_node", "node_release",
            "search_node"]
