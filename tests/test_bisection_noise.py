@@ -52,3 +52,22 @@ def test_the_noise_is_the_mean_standard_error_over_repeats():
                       fixed, 0, 1)
     exact(0.5)
     assert exact.noise == {}
+
+
+def test_a_jump_between_two_plateaus_ends_the_bisection(monkeypatch):
+    """MDAV at k near n/2: one or two groups, two risks and a jump between them;
+    bisection stops after `JUMP` midpoints on the plateaus instead of locating the jump
+    to the integer."""
+    from sdceval.compare import bisection
+    ds = _data()
+    calls = []
+
+    def two_plateaus(self, value):
+        calls.append(value)
+        return 0.8 if value < 0.4321 else 0.1
+
+    monkeypatch.setattr(bisection.RiskCurve, "_risk", two_plateaus)
+    res = bisect_risk(ds, "noise", 0.4, risk="reidentification", tolerance=0.05)
+    assert not res.matched and res.risk in (0.8, 0.1)
+    on_plateaus = [s for s in res.steps if s.phase == "bisect"]
+    assert len(on_plateaus) == bisection.JUMP
