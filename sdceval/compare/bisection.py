@@ -331,6 +331,13 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                    not in f.cache and e not in (a, b)})
     g_lo, g_hi = a, b  # expansion doubles the distance from the far end of the grid
     ra, rb = ev(a, "bracket"), ev(b, "bracket")
+    if not min(ra, rb) <= target <= max(ra, rb):
+        # values the curve already holds (a strategy's joint search evaluated the
+        # knob's most protective end) may bracket the target: no expansion needed
+        known = _straddling(list(f.cache.items()), target,
+                            param.protection != "decreasing")
+        if known is not None:
+            (a, ra), (b, rb) = known
     # grow the bracket outward until the target lies between ra and rb.  The direction
     # is the registry's (protection direction x measure direction), fixed once: risk
     # curves are only roughly monotone (MDAV at large k is not), and re-deciding the
