@@ -183,7 +183,9 @@ def _unserializable(name, o):
 #: class size achieved.  Bucketization publishes the QIs exactly: its classes protect
 #: the sensitive attribute, so re-identification may stay where it is (never rise).
 FAMILY_RISKS = {"perturbative": (("default", False), ("linkage_risk", False)),
-                "generalization": (("default", False), ("k_anonymity", False)),
+                # the population risk of the keys too (the contract data are a survey)
+                "generalization": (("default", False), ("k_anonymity", False),
+                                   ("individual_risk", False)),
                 "bucketization": (("default", True), ("k_anonymity", False)),
                 # a whole-file strategy: the default risk and the uniques on the keys
                 "strategy": (("default", False), ("sample_uniques", True))}
@@ -201,6 +203,13 @@ def knob_values(spec, knob, dataset) -> list:
     assert len(values) >= 2, (f"method {spec.name!r}: knob {knob.name!r} has neither a "
                               "grid nor finite bounds to pick two settings from")
     return values
+
+
+def _knob_on_keys(spec, knob) -> bool:
+    """Whether a strategy's knob belongs to the step that protects its keys."""
+    from sdceval.methods.strategy import GROUP
+    return any(GROUP.get(m.family) == "qis" and knob.param.name in {p.name for p in m.params}
+               for _, m in spec.step_specs())
 
 
 def check_method_direction(spec, dataset: Dataset, seed: int = 0) -> dict:
@@ -232,16 +241,29 @@ def check_method_direction(spec, dataset: Dataset, seed: int = 0) -> dict:
     if spec.family == "strategy":   # a bucketization step protects attributes, not identity
         buckets = any(m.family == "bucketization" for _, m in spec.step_specs())
         risks = tuple((name, tie or buckets) for name, tie in risks)
-    if strong.info.get("perturbed_keys"):
-        # PRAM protects by redrawing keys, not by enlarging the published classes:
-        # their smallest size may stay where it is (sdcMicro warns likewise)
-        risks = tuple((name, tie or name == "k_anonymity") for name, tie in risks)
+    from sdceval.core.release_public import public_parameters
+    if (public_parameters(strong) or {}).get("perturbed_keys") or \
+            strong.info.get("perturbed_keys"):
+        # PRAM protects by redrawing keys, not by enlarging the published classes or
+        # making the published combinations less unique: neither judges it (its
+        # smallest class may stay, its uniques even rise; sdcMicro warns likewise)
+        risks = tuple((name, tie) for name, tie in risks
+                      if name not in ("k_anonymity", "sample_uniques"))
     if strong.info.get("missing_matches_all"):
         # local suppression: a suppressed value matches every value, so its guarantee is
         # on compatible records, not on the published classes (distinct combinations)
         risks = tuple((name, tie or name == "k_anonymity") for name, tie in risks)
     for measure, tie_ok in risks:
-        measure = default_risk(dataset) if measure == "default" else measure
+        # the comparison's default without a survey's weights: re-identification, which
+        # reads every column (a survey's population risk reads the keys only, so it
+        # cannot judge a knob on the numeric attributes; it is checked on the keys'
+        # methods above)
+        if measure == "default":
+            measure = "reidentification"
+            if spec.family == "strategy" and _knob_on_keys(spec, knob):
+                # a knob on the keys beside numbers published nearly as they are
+                # (top coding): the survey's population risk of the keys judges it
+                measure = default_risk(dataset, [spec.name])
         m = MEASURES[measure]
         a = m.evaluate(dataset, weak).value
         b = m.evaluate(dataset, strong).value

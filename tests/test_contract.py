@@ -88,9 +88,10 @@ def test_release_valid_and_row_aligned(ds, releases, method):
     assert published == [c for c in ds.frame.columns if c in published]   # data-set order
     for a in (rel.classes, rel.suppressed, rel.sensitive_codes):
         assert a is None or a.shape == (ds.n,)
-    # a key PRAM redrew (`Release.info["perturbed_keys"]`) is an exact cell of the
-    # published category, which need not be the record's own (issue 29)
-    perturbed = set(rel.info.get("perturbed_keys", ()))
+    # a key PRAM redrew (`Release.info["perturbed_keys"]`, or a strategy step's) is an
+    # exact cell of the published category, which need not be the record's own (issue 29)
+    from sdceval.core.release_public import public_parameters
+    perturbed = set((public_parameters(rel) or {}).get("perturbed_keys", ()))
     for q, (lo, hi) in (rel.cells or {}).items():
         codes = ds.codes(q)
         if q in perturbed:
@@ -136,26 +137,35 @@ def test_release_reads_back(ds, releases, method, tmp_path):
     the same kind (a perturbative release reads back as an external table of numbers)
     and the same value of a measure that accepts it."""
     from sdceval.core.release_io import read_release
+    from sdceval.core.release_order import write_release
+    from sdceval.core.release_public import public_parameters, public_path_for
     rel = releases[method][0]
     path = tmp_path / "release.csv"
     rel.data.to_csv(path, index=False)
-    if rel.info.get("perturbed_keys"):
-        # PRAM-ed keys need not fit their records, and the file says nothing of which
-        # keys were redrawn: reading it back is refused, never mistaken (issue 29)
-        with pytest.raises(SdcevalError, match="does not contain the record's value"):
+    if public_parameters(rel) is not None:
+        # PRAM-ed keys need not fit their records: without the public file of the
+        # method's parameters, which names them, the file is refused naming that file;
+        # with it (as anonymize writes it) the release reads back equal (issue 29)
+        with pytest.raises(SdcevalError, match="release.csv.method.json"):
             read_release(ds, path)
-        return
+        write_release(rel, path, dataset=ds, keep_order=True)
+        assert public_path_for(path).is_file()
     back = read_release(ds, path)
     # a perturbative release reads back as a table of numbers; so does a whole-file
-    # release that published every column exactly (no cell to read as a cell)
+    # release that published every column exactly as it is (no cell to read as a cell;
+    # keys PRAM redrew are exact cells of other values: cells)
     exact = rel.kind == "composite" and not rel.buckets and all(
-        (lo == hi).all() for lo, hi in rel.cells.values())
+        ((lo == hi) & (lo == ds.codes(q))).all() for q, (lo, hi) in rel.cells.items())
     assert back.kind == ("external" if rel.kind == "perturbative" or exact else rel.kind)
     assert back.dropped == rel.dropped
     measure = {"perturbative": "il1s", "composite": "reidentification"}.get(
         rel.kind, "k_anonymity")
     assert sdceval.evaluate(ds, back, measure).value == \
         pytest.approx(sdceval.evaluate(ds, rel, measure).value, rel=1e-9)
+    for q, (lo, hi) in (rel.cells or {}).items():
+        if q in rel.info.get("perturbed_keys", ()):
+            assert back.info["perturbed_keys"] == rel.info["perturbed_keys"]
+            assert (back.cells[q][0] == lo).all() and (back.cells[q][1] == hi).all(), q
 
 
 def _bad_values(p, n):

@@ -352,8 +352,13 @@ def test_the_knob_is_k_or_the_risk():
     from sdceval.catalog import get_method
     spec = get_method("local_suppression")
     assert spec.tunable.name == "k" and spec.tunable.protection == "increasing"
-    knob = spec.tunable_for({"risk": 0.1})
+    knob = spec.tunable_for({"target": "risk"})
     assert knob.name == "risk" and knob.protection == "decreasing"
+    # inside a strategy, the step's target fixed in its text chooses the knob
+    strategy = get_method("top_bottom_coding:quantile=0.99+local_suppression:target=risk")
+    assert strategy.tunable_for({}).name == "risk" and strategy.grid_knobs({}) == []
+    assert get_method("top_bottom_coding:quantile=0.99+local_suppression"
+                      ).tunable_for({}).name == "k"
 
 
 # -- inside a whole-file strategy ------------------------------------------------------------

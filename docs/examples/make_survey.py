@@ -15,8 +15,10 @@ household-level keys are equal within a household by construction.  A stratified
 simple random sample of households is drawn in each region × urban/rural stratum with
 sampling fractions between 0.5 % and 2.5 % (rural strata and small regions over-
 sampled, as many surveys do); every member of a sampled household is in the file, with
-the household's design weight 1/f_stratum (the number of population households the
-household stands for).  No record is real; nothing is taken from a real survey.
+the household's weight: the design weight 1/f_stratum (the number of population
+households the household stands for) times a nonresponse and calibration adjustment
+(lognormal, sd 0.25 on the log scale, mean 1 within the stratum), so that weights vary
+within strata as a survey's final weights do.  No record is real; nothing is taken from a real survey.
 
 Columns: hid (household id), region, urbrur (1 urban, 2 rural), dwelling, hhsize,
 sex, age, marital, education, activity, income (0 when not employed), weight.
@@ -91,8 +93,12 @@ def sample(pop: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
         m = max(2, int(round(f * len(ids))))
         take = rng.choice(ids, m, replace=False)
         chosen.append(take)
-        w = len(ids) / m   # 1 / the realised sampling fraction
-        weight.update(dict.fromkeys(take.tolist(), w))
+        # design weight 1 / the realised sampling fraction, times a household's
+        # nonresponse and calibration adjustment (lognormal, mean 1 in the stratum),
+        # so that weights vary within strata as a survey's final weights do
+        adj = rng.lognormal(0.0, 0.25, m)
+        w = len(ids) / m * adj / adj.mean()
+        weight.update(zip(take.tolist(), w.tolist()))
     keep = pop[pop["hid"].isin(np.concatenate(chosen))].copy()
     keep["weight"] = keep["hid"].map(weight).round(4)
     # households renumbered in file order: the population's ids are not published

@@ -3,8 +3,10 @@
 The release file's rows are in a random order and a private key file beside it
 (``masked.csv`` -> ``masked.csv.private-key.csv``) says which record each row protects, for
 ``sdceval evaluate``; ``--keep-order`` writes record order and no key (for analysis
-only).  See `sdceval.core.release_order`.  With ``--keep``, re-identification is measured
-with and without the kept columns after the release is written, and a warning names the
+only).  A method with public parameters (PRAM's transition matrices) gets a public file
+beside the release too (``masked.csv.method.json``, `sdceval.core.release_public`).  See
+`sdceval.core.release_order`.  With ``--keep``, re-identification is measured with and
+without the kept columns after the release is written, and a warning names the
 kept columns that raise it and both figures (`sdceval.measures._kept_keys`).
 """
 from __future__ import annotations
@@ -94,6 +96,11 @@ def cmd_anonymize(args) -> int:
     else:
         _say(args, f"wrote {out} (rows in random order) and its key {key}: PRIVATE, do not "
                    "publish the key (evaluate finds it beside the release)")
+    from sdceval.core.release_public import public_parameters, public_path_for
+    if public_parameters(rel) is not None:
+        _say(args, f"wrote its public file {public_path_for(out)}: the method's public "
+                   "parameters (PRAM's keys and transition matrices), to publish with the "
+                   "release (evaluate finds it beside the release)")
     # what was done to each column, since a method publishes only what it protects
     # (issue 28 item 1: every release states it)
     from sdceval.core.treatment import column_treatment, treatment_summary

@@ -51,7 +51,8 @@ def cmd_evaluate(args) -> int:
     from sdceval.core.release_order import key_beside
     ds = _dataset(args)
     beside = key_beside(args.release)
-    protect(args.release, args.key, beside)
+    from sdceval.core.release_public import public_path_for
+    protect(args.release, args.key, beside, public_path_for(args.release))
     measures = parse_measure_list(args.measures)
     if args.key or (not args.no_key and beside is not None):
         _say(args, f"reading {args.release} in record order with its key "

@@ -285,6 +285,14 @@ class Comparison:
                 else f"about {self.target:.0%} of records"]
         if t and t.words and not _is_share(self.risk_measure):
             bits.append(t.words)
+        # a population risk: the expected re-identifications the target means
+        er = [(self.risk_readings.get(m.method, {}).get("expected_reidentifications"),
+               m.risk) for m in self.matches if m.matched and m.risk > 0]
+        er = [(e, r) for e, r in er if e is not None and np.isfinite(e)]
+        if er:
+            n = er[0][0] / er[0][1]
+            bits.append(f"{self.target * n:.0f} expected re-identifications in the "
+                        f"population among {n:.0f} records")
         ref = self.reference.split(":")[0] if self.reference else None
         rate = self.risk_readings.get(ref, {}).get("reidentification_rate") if ref else None
         if rate is not None and np.isfinite(rate):

@@ -29,6 +29,16 @@ of the risk, the target and the utilities follow the data set:
   queries answered from any release) and ``ml_utility`` (a classifier trained on the
   release, scored on held-out original records).
 
+Surveys (issue 29).  A file with design weights (role ``weight``) is a sample of a
+population, and what a statistical office bounds is the risk in the population: there
+the risk matched is ``individual_risk`` (the global risk: expected re-identifications
+in the population per record, sdcMicro's), the target sdcMicro's rule of 1 %
+(`GLOBAL_RISK_RULE`), and the candidates on a whole file the statistical office's
+toolkit on the keys (`SURVEY_STRATEGIES`: global recoding, local suppression to an
+individual-risk threshold and PRAM, each with the numeric attributes top-coded, and
+Mondrian over every key).  A risk named with ``--risk-measure`` keeps its own default
+target.
+
 Whole files (issue 28 item 1, SPEC §5).  On a file with both numeric attributes and
 quasi-identifiers a single method publishes only its own columns (MDAV the numbers,
 Mondrian the QIs), so its utility would rank a column set.  There the candidates are
@@ -59,7 +69,7 @@ from __future__ import annotations
 
 from sdceval.catalog import MEASURES, METHODS, get_measure, get_method
 from sdceval.core.errors import SdcevalError
-from sdceval.methods.strategy import BUILTIN, INTERVALS, GROUP
+from sdceval.methods.strategy import BUILTIN, INTERVALS, GROUP, SURVEY
 
 #: the paper's four perturbative methods and its two utilities (Domingo-Ferrer et al.)
 DEFAULT_METHODS = ("mdav", "noise", "rank_swap", "multiplicative_noise")
@@ -72,6 +82,12 @@ FAMILY_NEEDS = {"perturbative": ("numeric",), "generalization": ("qis",),
 EVERY_RELEASE_UTILITIES = "query_error,ml_utility"
 #: the default candidates on a file with numeric attributes and QIs (module notes)
 DEFAULT_STRATEGIES = tuple(BUILTIN)
+#: the default candidates on a survey file (a weight role), with Mondrian over every
+#: key (module notes)
+SURVEY_STRATEGIES = (*SURVEY, "mondrian+intervals")
+#: the default target on a survey file: sdcMicro's rule, a global risk of 1 % (the
+#: expected re-identifications in the population, 1 % of the records)
+GLOBAL_RISK_RULE = 0.01
 #: the default reference of such a file: k-anonymity with k = 5 over every key the
 #: intruder knows (Mondrian over the QIs and the numeric attributes as intervals); see
 #: the module notes for why not MDAV k = 5 beside the QIs at their first level
@@ -124,15 +140,16 @@ def applicable_methods(dataset) -> list[str]:
     """Every registered method whose family's needs the schema meets, or on a whole
     file every built-in strategy it meets (module notes)."""
     if whole_file(dataset):
-        names = [m for m in DEFAULT_STRATEGIES if m in METHODS
-                 and not get_method(m).too_costly(dataset)]
+        pool = SURVEY_STRATEGIES if survey(dataset) else DEFAULT_STRATEGIES
+        names = [m for m in pool if m in METHODS and not get_method(m).too_costly(dataset)]
     else:
         # a method whose registry entry leaves it out of the default candidates
-        # (`MethodSpec.too_costly`: a huge lattice; top/bottom coding, a step) runs
-        # only when named
+        # (`MethodSpec.too_costly`: a huge lattice; `MethodSpec.alone`: a step such as
+        # top/bottom coding) runs only when named
         names = [m for m in DEFAULT_METHODS if m in METHODS] + sorted(
             m for m in METHODS if m not in DEFAULT_METHODS
-            and get_method(m).family != "strategy" and not get_method(m).too_costly(dataset))
+            and get_method(m).family != "strategy" and get_method(m).alone
+            and not get_method(m).too_costly(dataset))
     out = []
     for m in names:
         if missing_needs(dataset, m):
@@ -159,7 +176,22 @@ def left_out(dataset) -> dict[str, str]:
             and (why := get_method(m).too_costly(dataset))}
 
 
-def default_risk(dataset) -> str:
+def survey(dataset) -> bool:
+    """Whether ``dataset`` is a sample with design weights (role ``weight``): its
+    comparison matches the population risk (module notes)."""
+    return dataset.schema.weight is not None
+
+
+#: the risk a survey's comparison matches (module notes)
+SURVEY_RISK = "individual_risk"
+
+
+def default_risk(dataset, methods=()) -> str:
+    """``individual_risk`` (the population's global risk) on a survey whose candidates
+    all publish keys it reads, else ``reidentification`` (module notes)."""
+    if survey(dataset) and all(get_method(m).kind in get_measure(SURVEY_RISK).kinds
+                               for m in methods):
+        return SURVEY_RISK
     return "reidentification"
 
 
@@ -188,10 +220,13 @@ def default_readings(methods, risk: str, dataset=None) -> list[str]:
     return out
 
 
-def default_target(dataset, methods=()) -> str:
-    """The reference whose risk is the target (module notes): k = 5 over every key
-    when the candidates are whole-file strategies, else MDAV k = 5 with numeric
-    attributes, Mondrian k = 5 without."""
+def default_target(dataset, methods=(), risk: str | None = None) -> str:
+    """The reference whose risk is the target (module notes): on a survey matched on
+    its global risk, sdcMicro's 1 % rule; else k = 5 over every key when the candidates
+    are whole-file strategies, MDAV k = 5 with numeric attributes, Mondrian k = 5
+    without."""
+    if survey(dataset) and (risk is None or risk == SURVEY_RISK):
+        return str(GLOBAL_RISK_RULE)
     families = {get_method(m).family for m in methods}
     if "strategy" in families:
         return WHOLE_FILE_TARGET
@@ -224,12 +259,14 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
                                f"which data set {dataset.name!r} does not have; give them "
                                "(--qi, --numeric, --sensitive or a schema) or drop the "
                                "method")
-    return {"methods": methods, "risk": risk or default_risk(dataset),
-            "target": target or default_target(dataset, methods),
+    risk = risk or default_risk(dataset, methods)
+    target = target or default_target(dataset, methods, risk)
+    return {"methods": methods, "risk": risk, "target": target,
             "utilities": utilities or default_utilities(methods)}
 
 
 __all__ = ["DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
            "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "WHOLE_FILE_TARGET", "applicable_methods",
            "as_strategy", "left_out", "whole_file", "comparison_defaults", "default_readings", "default_risk",
-           "default_target", "default_utilities", "missing_needs"]
+           "default_target", "default_utilities", "missing_needs", "survey",
+           "SURVEY_STRATEGIES", "GLOBAL_RISK_RULE"]

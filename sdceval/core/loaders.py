@@ -159,7 +159,9 @@ SURVEY_ROLES = dict(qi=["region", "urbrur", "hhsize", "sex", "age", "marital", "
 def _survey(name: str) -> Dataset:
     with _data_file(f"{name}.csv.gz").open("rb") as fh:
         df = pd.read_csv(fh, compression="gzip")
-    return Dataset(df, Schema.from_roles(df, **SURVEY_ROLES), name=name)
+    # the coded keys are categories (as sdcMicro reads its factors); age is a number
+    kinds = {c: "categorical" for c in SURVEY_ROLES["qi"] if c != "age"}
+    return Dataset(df, Schema.from_roles(df, **SURVEY_ROLES, kinds=kinds), name=name)
 
 
 @dataclass(frozen=True)

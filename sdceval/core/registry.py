@@ -94,6 +94,10 @@ class MethodSpec:
     #: of a comparison on ``dataset`` ("" when it is not; None: never), e.g. a lattice
     #: too large to search at every evaluation; named explicitly, it still runs
     cost_check: Any = None
+    #: whether the method is a default candidate of a comparison on its own (False:
+    #: a step of strategies, e.g. top/bottom coding, which changes the tails only and
+    #: is named explicitly or composed; its strategies are candidates as any other)
+    alone: bool = True
 
     def too_costly(self, dataset) -> str:
         """Why the method is left out of the default candidates on ``dataset`` ("")."""
@@ -400,16 +404,17 @@ MEASURES: Registry = Registry("measure")
 
 def register_method(name: str, *, params: Iterable[Param], description: str,
                     family: str = "perturbative", random: bool = False, label: str = "",
-                    cost_check=None):
+                    cost_check=None, alone: bool = True):
     """Register ``func(dataset, *, <params>, seed)`` as method ``name``, shown to people
-    as ``label`` (default: the name); ``cost_check``: `MethodSpec.cost_check`.  The
+    as ``label`` (default: the name); ``cost_check``: `MethodSpec.cost_check`;
+    ``alone``: `MethodSpec.alone`.  The
     returned function runs through `MethodSpec.apply` (parameters parsed, release
     checked)."""
     def deco(func):
         ps = tuple(params)
         check_signature("method", name, func, ps)
         spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random,
-                                            label, cost_check))
+                                            label, cost_check, alone))
 
         @functools.wraps(func)
         def call(dataset, seed=None, **kwargs):

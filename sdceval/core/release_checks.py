@@ -15,6 +15,7 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError
 from sdceval.core.release import BUCKET_COLUMN
+from sdceval.core.release_public import draw_probability
 
 #: random permutations of the null distribution, and how many of their standard
 #: deviations the release in file order must beat them by to count as record order
@@ -24,7 +25,8 @@ _Z_SHUFFLED = 3.0
 
 
 def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
-                       key_path=None, fix: str | None = None) -> None:
+                       key_path=None, fix: str | None = None, perturbed=(),
+                       public_hint: str | None = None) -> None:
     """Refuse a release read without a key unless it is in record order.
 
     Each published row ``i`` is scored against record ``i``: one per generalized cell
@@ -42,11 +44,27 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
     passes.  ``fix``: what the error tells the user to do (default: put the key file
     ``key_path`` beside the release, or ``--no-key``); ``release_path``: the file, or
     how the release was given (a DataFrame).
+
+    ``perturbed``: the keys PRAM redrew (`sdceval.core.release_public`) are no
+    evidence: any category of the domain may be published for any record, so they
+    cannot show that a row is its record's.  When they are all a release publishes that
+    could show it, its order is unproven and the file is refused (read it with its
+    key, or ``--no-key`` when it is known to be in record order).  ``public_hint``:
+    where the public file was expected (absent); said by the error when a key is
+    published as exact cells that do not all fit their records (PRAM-like).
     """
     n = len(frame)
+    perturbed = [q for q in perturbed if q in cells]
+    cells = {c: v for c, v in cells.items() if c not in perturbed}
     exact, numeric = _evidence(dataset, frame, cells)
     if not exact and numeric is None:
-        return  # nothing published that can be compared with the records
+        if not perturbed:
+            return  # nothing published that can be compared with the records
+        raise SdcevalError(
+            f"release {str(release_path)!r} cannot be shown to be in record order: the "
+            f"only columns that could show it are keys PRAM redrew "
+            f"({', '.join(map(repr, perturbed))}), which may publish any category for any "
+            f"record, and {fix or _default_fix(key_path)}")
 
     def score(order) -> tuple[float, float]:
         """(exact mismatches, numeric distance), means over the rows."""
@@ -75,14 +93,21 @@ def check_record_order(dataset, frame: pd.DataFrame, cells: dict, *, release_pat
     how = ("no better than rows matched at random" if z > -_Z_SHUFFLED else
            f"only a little better than rows matched at random (z = {z:.1f}: few records, "
            "or much noise)")
-    if fix is None:
-        fix = (f"its key file {str(key_path)!r} is missing: 'sdceval anonymize' writes "
-               "the rows shuffled, with that key beside them; put the key file there or "
-               "give it with --key FILE (key=FILE in Python).  A release known to be in "
-               "record order (written with --keep-order) is read with --no-key (key=False)")
+    pram_like = public_hint is not None and any(
+        q in dataset.schema.qis and (lo == hi).all()
+        and not ((lo <= dataset.codes(q)) & (dataset.codes(q) <= hi)).all()
+        for q, (lo, hi, *_) in cells.items())
     raise SdcevalError(
         f"release {str(release_path)!r} is not in record order as far as sdceval can tell "
-        f"(its rows match their records {how}) and {fix}")
+        f"(its rows match their records {how}) and {fix or _default_fix(key_path)}"
+        + (f".  If PRAM redrew its keys, {public_hint}" if pram_like else ""))
+
+
+def _default_fix(key_path) -> str:
+    return (f"its key file {str(key_path)!r} is missing: 'sdceval anonymize' writes "
+            "the rows shuffled, with that key beside them; put the key file there or "
+            "give it with --key FILE (key=FILE in Python).  A release known to be in "
+            "record order (written with --keep-order) is read with --no-key (key=False)")
 
 
 def unchanged(original: pd.Series, published: pd.Series) -> np.ndarray:
@@ -97,7 +122,8 @@ def unchanged(original: pd.Series, published: pd.Series) -> np.ndarray:
 
 
 def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
-                file_row: np.ndarray | None = None, in_file: bool = True) -> None:
+                file_row: np.ndarray | None = None, in_file: bool = True,
+                perturbed: dict | None = None, public_hint: str | None = None) -> None:
     """Refuse a release (in record order) with a published cell its record does not fit
     (issue 22 item 2): every published cell (``cells``: those of the QIs and of the
     numeric-role columns published as labels, e.g. intervals ``[30-39]`` of a whole-file
@@ -109,17 +135,48 @@ def check_cells(dataset, frame: pd.DataFrame, cells: dict, *, release_path,
     naming the first bad row (``file_row``: the file's row of each record; ``in_file``
     False: a DataFrame's row, by position) and column.
     Masked numbers (a perturbative release, the masked numeric attributes of a
-    whole-file one) are not cells to check."""
+    whole-file one) are not cells to check.
+
+    A key PRAM redrew (``perturbed``: ``{key: its public parameters}`` from the
+    release's public file, `sdceval.core.release_public`) publishes a category drawn
+    for its record, which need not be the record's own: its cells must be categories
+    of the key's domain (exact cells: a leaf, not a node or an interval; an unknown
+    label is refused when its cells are parsed) that the published transition matrix
+    of the record's stratum can draw from the record's value (probability > 0,
+    `draw_probability`), not cells containing the record's value.  ``public_hint``:
+    where the public file was expected (it is absent); a key published as exact cells
+    that do not fit their records, what PRAM without its public file looks like, is
+    then refused with that hint."""
     schema = dataset.schema
     where = (lambda i: int(file_row[i]) if file_row is not None else int(i))
     bad_cells = []  # (record, column, what)
+    perturbed = perturbed or {}
     for q, (lo, hi, *_) in cells.items():
+        if q in perturbed:
+            bad = np.flatnonzero(lo != hi)
+            if len(bad):
+                i = bad[0]
+                bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} is not a "
+                                        f"category of {q!r}'s domain (a key PRAM redrew "
+                                        "publishes one category per record)"))
+                continue
+            bad = np.flatnonzero(draw_probability(dataset, q, perturbed[q], lo) <= 0)
+            if len(bad):
+                i = bad[0]
+                bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} cannot be "
+                                        f"drawn for the record's value "
+                                        f"{dataset.frame[q].iloc[i]!r} (probability 0 in "
+                                        "the transition matrix of the public file)"))
+            continue
         codes = dataset.codes(q)
         bad = np.flatnonzero(~((lo <= codes) & (codes <= hi)))
         if len(bad):
             i = bad[0]
-            bad_cells.append((i, q, f"the published {frame[q].iloc[i]!r} does not contain "
-                                    f"the record's value {dataset.frame[q].iloc[i]!r}"))
+            what = (f"the published {frame[q].iloc[i]!r} does not contain the record's "
+                    f"value {dataset.frame[q].iloc[i]!r}")
+            if public_hint is not None and (lo[bad] == hi[bad]).all():
+                what += f" (if PRAM redrew this key, {public_hint})"
+            bad_cells.append((i, q, what))
     sens = schema.sensitive
     if sens is not None and sens in frame.columns:
         pub = dataset.hierarchy(sens).encode(frame[sens], column=sens)

@@ -57,8 +57,10 @@ from sdceval.core.release import Release
 from sdceval.core.schema import column_names
 from sdceval.core.release_checks import (BUCKET_COLUMN, check_cells, check_record_order,
                                          is_bucketized)
-from sdceval.core.release_order import (key_beside, key_path_for, key_permutation, read_key,
+from sdceval.core.release_order import (file_sha256, key_beside, key_path_for,
+                                        key_permutation, public_beside_key, read_key,
                                         to_record_order, write_release)
+from sdceval.core.release_public import public_info, public_path_for, read_public
 
 #: a number as Python writes one (``repr``: ``-1.5``, ``1e-07``, ``2.5e+22``)
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
@@ -187,6 +189,15 @@ def read_release(dataset, path, key=None) -> Release:
     key looked for, the order not checked); refused when a key lies beside the file
     (its rows are shuffled: measured in file order they would be matched with the wrong
     records, issue 27 item 2).
+
+    The method's public parameters (`sdceval.core.release_public`: ``masked.csv`` ->
+    ``masked.csv.method.json``), when that file lies beside the release, are checked
+    against this release file and data set: the keys PRAM redrew must publish
+    categories of their domain that the published matrix can draw from the record's
+    value (not cells containing the record's value) and prove nothing about the order,
+    and the release read back carries them in ``info`` (``perturbed_keys``, ``pram``)
+    as the method's own does.  Without it a key
+    published as other records' categories is refused, naming the missing file.
     """
     beside = key_beside(path)
     if key is False and beside is not None:
@@ -203,8 +214,12 @@ def read_release(dataset, path, key=None) -> Release:
     if BUCKET_COLUMN not in dataset.frame.columns:  # else the user's column, read as such
         text.append(BUCKET_COLUMN)
     frame = load_table(path, text=text)
+    public_path = public_path_for(path)
+    public = (read_public(public_path, dataset, file_sha256(path))
+              if public_path.exists() else None)
     return _in_record_order(dataset, frame, perm, check_order=key is None, name=str(path),
-                            release_path=path, key_path=key_path_for(path))
+                            release_path=path, key_path=key_path_for(path),
+                            public=public, public_path=public_path)
 
 
 def release_of(dataset, release, key=None) -> Release:
@@ -223,7 +238,10 @@ def release_of(dataset, release, key=None) -> Release:
       error asks for the release file's path.  ``key=False``: the rows are in record
       order, taken as they are.  Every cell must fit its record (`check_cells`).  A
       shuffled DataFrame is refused, saying how to pass the key: measured in its own
-      order it would link rows to the wrong records and understate the risk.
+      order it would link rows to the wrong records and understate the risk.  The
+      method's public parameters (PRAM's keys and matrices, `read_release`) are those
+      of the release file the key file names, beside the key: a DataFrame given with
+      its key as a table or an array has none, so a PRAM-ed one is refused.
     """
     if isinstance(release, Release):
         if key is not None:
@@ -241,8 +259,14 @@ def release_of(dataset, release, key=None) -> Release:
     frame.columns = column_names(frame)  # as the data set's: text, one column per name
     if key is False:
         return _in_record_order(dataset, frame, None, check_order=False, name="DataFrame",
-                                release_path="DataFrame", in_file=False)
+                                release_path="DataFrame", in_file=False,
+                                public_path=_NO_PUBLIC)
     perm, tied = (None, False) if key is None else key_permutation(key, dataset, frame)
+    public, public_path = None, None
+    if isinstance(key, (str, os.PathLike)):
+        public_path, sha = public_beside_key(key)
+        if public_path.exists():
+            public = read_public(public_path, dataset, sha)
     if key is None:
         fix = ("no key was given: a release written by 'sdceval anonymize' has its rows "
                "shuffled; give its key, sdceval.evaluate(df, release_df, ..., "
@@ -259,17 +283,31 @@ def release_of(dataset, release, key=None) -> Release:
                "release's key, or the release file's path instead of the DataFrame "
                "(its key is then checked against the file)")
     return _in_record_order(dataset, frame, perm, check_order=not tied, name="DataFrame",
-                            release_path="DataFrame", fix=fix, in_file=False)
+                            release_path="DataFrame", fix=fix, in_file=False,
+                            public=public, public_path=public_path or _NO_PUBLIC)
+
+
+#: what a DataFrame given without its key file lacks to find its public file
+_NO_PUBLIC = ("give the release file's path, or its key file as key=, so that the public "
+              "file of the method's parameters beside it (RELEASE.method.json) is found")
+
+
+def _missing_public(public_path) -> str:
+    if not isinstance(public_path, os.PathLike):
+        return public_path
+    return (f"the public file of the method's parameters, {str(public_path)!r}, is "
+            "missing: 'sdceval anonymize' writes it beside the release; put it there")
 
 
 def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, name: str,
-                     release_path, fix=None, key_path=None, in_file: bool = True
-                     ) -> Release:
+                     release_path, fix=None, key_path=None, in_file: bool = True,
+                     public: dict | None = None, public_path=None) -> Release:
     """The one path from a published table to a `Release` (a file read back, a
     DataFrame): its size checked, its rows put in record order by ``perm`` (the key's
     permutation) if given, its order checked (``check_order``: `check_record_order`,
-    failing with ``fix``) and every cell checked against its record (`check_cells`, in
-    `release_from_frame`)."""
+    failing with ``fix``; the keys ``public`` lists as PRAM-ed are no evidence) and
+    every cell checked against its record (`check_cells`, in `release_from_frame`;
+    ``public_path``: the public file, named when it is missing)."""
     if len(frame) != dataset.n:
         raise SdcevalError(
             f"release {str(release_path)!r} has {len(frame)} records but data set "
@@ -281,28 +319,46 @@ def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, n
         file_row = np.argsort(perm, kind="stable")
     frame = _numbers_read_as_numbers(dataset, frame.reset_index(drop=True))
     cells = published_cells(dataset, frame)
+    hint = _missing_public(public_path) if public is None and public_path else None
     if check_order:
         check_record_order(dataset, frame, cells, release_path=release_path,
-                           key_path=key_path, fix=fix)
+                           key_path=key_path, fix=fix,
+                           perturbed=public["perturbed_keys"] if public else (),
+                           public_hint=hint)
     return release_from_frame(dataset, frame, name=name, cells=cells, file_row=file_row,
-                              release_path=release_path, in_file=in_file)
+                              release_path=release_path, in_file=in_file, public=public,
+                              public_hint=hint)
 
 
 def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
                        cells: dict | None = None, file_row=None,
-                       release_path=None, in_file: bool = True) -> Release:
+                       release_path=None, in_file: bool = True,
+                       public: dict | None = None, public_hint: str | None = None
+                       ) -> Release:
     """A `Release` from a published table in record order (see the module docstring for
     the kinds); ``cells``: the `_cells` of its QI columns (and numeric-role columns of
     labels) if already parsed.  Every published cell must fit its record (`check_cells`:
-    an error names the first that does not, by its row in the file, ``file_row``)."""
+    an error names the first that does not, by its row in the file, ``file_row``), but
+    a key PRAM redrew (``public``: the checked public parameters,
+    `sdceval.core.release_public.read_public`) must publish categories of its domain;
+    the release then carries them in ``info``.  ``public_hint``: where the public file
+    was expected (absent), said by the error of a key that looks PRAM-ed."""
     schema = dataset.schema
     frame = _numbers_read_as_numbers(dataset, frame.reset_index(drop=True))
     present = [q for q in schema.qis if q in frame.columns]
     cells = published_cells(dataset, frame, cells)
+    perturbed = public["pram"] if public else {}
     check_cells(dataset, frame, cells, release_path=release_path or name,
-                file_row=file_row, in_file=in_file)
+                file_row=file_row, in_file=in_file, perturbed=perturbed,
+                public_hint=public_hint)
+    info = public_info(dataset, public, cells) if public else {}
     if not present:
         return _make_release(dataset, frame, name, "external")
+    missing = [q for q in perturbed if q not in frame.columns]
+    if missing:
+        raise SdcevalError(f"release lacks the column(s) {', '.join(map(repr, missing))} "
+                           "its public file lists as keys PRAM redrew; give the public "
+                           "file written with this release")
     bucketized = is_bucketized(dataset, frame)
     numeric = any(c in frame.columns for c in schema.numeric)
     intervals = [c for c in cells if c not in schema.qis]
@@ -339,7 +395,7 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
     return _make_release(dataset, frame, name, kind, classes=classes,
                          cells={c: (lo, hi) for c, (lo, hi, _) in cells.items()},
                          suppressed=suppressed, sensitive_codes=sensitive_codes,
-                         **structure)
+                         info=info, **structure)
 
 
 def _make_release(dataset, frame: pd.DataFrame, name: str, kind: str, **structure) -> Release:

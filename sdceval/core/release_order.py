@@ -35,6 +35,19 @@ readable by its owner only; the release's whole file name, so ``masked.csv`` and
 position of the record it protects in the data set as sdceval reads it; ``record`` is a
 permutation of ``0..n-1``.  The key is never a column of the release.
 
+A method with public parameters gets a third file beside the release, PUBLIC unlike the
+key: ``masked.csv`` -> ``masked.csv.method.json`` (`public_path_for`, the release's
+whole file name as for the key; `sdceval.core.release_public` has its format).  For now
+it is PRAM's: the keys it redrew and their transition matrices per stratum, with the
+categories as labels, and nothing about any record (PRAM's parameters are public by
+design; which records changed is known only through the key and the original).  It is
+written with the release and the key, by the same rules (atomically, the release renamed
+last, never over an input file nor over a file that is not the public file of a
+release of this name; an earlier release's is removed when the new one has none), and
+`sdceval.core.release_io.read_release` reads it: a key it lists must publish categories
+of its domain instead of cells containing the record's value, and never proves record
+order.  Without it a PRAM-ed file is refused, naming it.
+
 The permutation's seed: ``seed=None`` (the default, and ``anonymize`` without
 ``--shuffle-seed``) draws a fresh one from the operating system, recorded in the key
 only.  The method's ``--seed`` is not used: it is often published with the method's

@@ -42,7 +42,10 @@ records are therefore as disclosive as a frequency table of them.
 a quasi-identifier, its categories the leaves of the key's hierarchy) and itself (each
 matrix ``S x L x L``, rows of non-negative probabilities summing to 1);
 `sdceval.core.release_io` then checks a PRAM-ed key to publish a category of its domain
-(`sdceval.core.release_checks.check_cells`) and never uses it to prove record order.
+that the matrix of the record's stratum can draw from the record's value
+(`draw_probability` > 0; `sdceval.core.release_checks.check_cells`), the counterpart of
+a generalized cell containing its record's value, and never uses it to prove record
+order (any category with a positive probability may be published for any record).
 """
 from __future__ import annotations
 
@@ -86,8 +89,11 @@ def public_parameters(release) -> dict | None:
             pram[q] = {f: entry[f] for f in PRAM_FIELDS if f in entry}
     if not keys:
         return None
-    return {"method": release.method, "perturbed_keys": list(dict.fromkeys(keys)),
-            "pram": pram}
+    # the method's name, its steps' without their fixed parameters: a strategy's text
+    # may name a local file (a user matrix, pram:matrix=/home/...), which is no one's
+    # business; the parameters that matter are in "pram"
+    method = "+".join(step.split(":", 1)[0] for step in str(release.method).split("+"))
+    return {"method": method, "perturbed_keys": list(dict.fromkeys(keys)), "pram": pram}
 
 
 def public_text(params: dict, release_name: str, release_sha256: str) -> str:
@@ -143,8 +149,8 @@ def read_public(path, dataset, release_sha256: str) -> dict:
     out = {}
     for q in keys:
         if not isinstance(q, str) or q not in qis:
-            raise SdcevalError(f"public file {shown!r} names the PRAM-ed key {q!r}, which is "
-                               f"not a quasi-identifier of data set {dataset.name!r} "
+            raise SdcevalError(f"public file {shown!r} names the PRAM-ed key {q!r}, which "
+                               f"is not a quasi-identifier of data set {dataset.name!r} "
                                f"({', '.join(qis)}); evaluate with the --data and --schema "
                                "the release was made with")
         if not isinstance(pram.get(q), dict):
@@ -185,6 +191,41 @@ def _pram_entry(entry: dict, q: str, dataset, shown: str) -> dict:
             "strata": strata, "strata_values": values, "matrices": mats.tolist()}
 
 
+def draw_probability(dataset, q: str, entry: dict, published: np.ndarray) -> np.ndarray:
+    """Per record, the probability that PRAM publishes the category ``published`` (leaf
+    codes, one per record in record order) for the record's own category of key ``q``
+    under the published matrix of its stratum, ``matrices[s][own][published]``
+    (``entry``: the key's checked public parameters, `read_public`).  A record whose
+    stratum the file does not list (the file is of another data set) is an error.
+    Zero: no draw could have published it (`sdceval.core.release_checks.check_cells`
+    refuses it, as it refuses a cell that does not contain its record's value)."""
+    mats = np.asarray(entry["matrices"], dtype=float)
+    own = np.asarray(dataset.codes(q), dtype=np.int64)
+    strata = entry.get("strata") or []
+    if not strata:
+        stratum = np.zeros(len(own), dtype=np.int64)
+    else:
+        import pandas as pd
+        missing = [c for c in strata if c not in dataset.frame.columns]
+        if missing:
+            raise SdcevalError(f"the public file's PRAM of {q!r} is stratified by "
+                               f"{', '.join(map(repr, missing))}, not a column of data set "
+                               f"{dataset.name!r}; evaluate with the data the release was "
+                               "made with")
+        listed = pd.MultiIndex.from_tuples([tuple(v) for v in entry["strata_values"]])
+        if not listed.is_unique:
+            raise SdcevalError(f"the public file's PRAM of {q!r} lists a stratum twice: "
+                               "use the file 'sdceval anonymize' wrote")
+        records = pd.MultiIndex.from_frame(dataset.frame[strata].astype(str))
+        stratum = listed.get_indexer(records)
+        if (stratum < 0).any():
+            i = int(np.flatnonzero(stratum < 0)[0])
+            raise SdcevalError(f"the public file's PRAM of {q!r} has no matrix for the "
+                               f"stratum {tuple(records[i])!r} of record {i} of data set "
+                               f"{dataset.name!r}: it was written for other data")
+    return mats[stratum, own, np.asarray(published, dtype=np.int64)]
+
+
 def public_info(dataset, public: dict, cells: dict) -> dict:
     """``Release.info`` of a release read back with its public parameters, as the
     method's own: ``perturbed_keys`` and ``pram`` (each key's public parameters and
@@ -195,5 +236,5 @@ def public_info(dataset, public: dict, cells: dict) -> dict:
     return {"perturbed_keys": list(public["perturbed_keys"]), "pram": pram}
 
 
-__all__ = ["PUBLIC_SUFFIX", "public_info", "public_parameters", "public_path_for",
-           "public_release", "public_text", "read_public"]
+__all__ = ["PUBLIC_SUFFIX", "draw_probability", "public_info", "public_parameters",
+           "public_path_for", "public_release", "public_text", "read_public"]

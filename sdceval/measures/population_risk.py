@@ -25,6 +25,21 @@ suppression leaves it).  Every release that carries QI cells is read: generalize
 (recoded, locally suppressed, PRAM-ed), bucketized (exact QIs) and whole-file
 (composite) releases; perturbed numbers are no keys.
 
+Perturbed keys (PRAM).  The intruder matches a population unit's true keys against
+the published ones, so a record whose published keys do not hold its own (PRAM drew
+another category for one of them) is not found by that match: its risk is 0, and the
+risk of the others is that of their published combination (whose frequencies count
+the records PRAM moved into it, as the intruder sees them).  sdceval knows which
+records changed from the release's link to its records (in memory, or through the
+private key file); the published file and PRAM's public matrices do not say it.
+sdcMicro computes the risk of the PRAM-ed keys as if they were true (and warns that
+its risk measures are not meaningful after PRAM): there the risk of a PRAM-ed file is
+that of any file with those keys.  This reading credits PRAM with the matches it
+breaks for an intruder who matches keys exactly; a probabilistic matcher who knows the
+transition matrix can do better, which no measure here models (attacks: issue 32).
+Recoding, generalization and suppression publish cells that hold every record's own
+value, so this changes nothing for them.
+
 Without a weight role the file is taken as the population, ``F_k = f_k`` and
 ``r_i = 1/f_k`` (sdcMicro without ``w``) — the sample-based risk, never lower than the
 population risk of the same keys, so a forgotten ``--weight`` overstates risk, never
@@ -70,15 +85,28 @@ register_term("expected_reidentifications", "expected re-identifications in the 
               "population: the sum of the records' risks (sdcMicro's risk_ER / "
               "hier_risk_ER)", "riskier", unit="records")
 
+register_term("expected_household_reidentifications",
+              "expected members of re-identified households",
+              "the sum over records of their household's risk (sdcMicro's hier_risk_ER: "
+              "each household counted once per member)", "riskier", unit="records")
+
 NO_PARTIAL = ("the frequencies f_k and F_k count every record of the file, and records "
               "with missing keys match others anywhere in it")
 
 
 def _risks(dataset, release: Release, method: str, survey: bool, alpha: float):
-    """Per-record ``(r, f_k, F_k)`` of the release's keys and the data set's weights."""
+    """Per-record ``(r, f_k, F_k)`` of the release's keys and the data set's weights;
+    ``r = 0`` for a record whose published keys do not hold its own (module notes:
+    PRAM)."""
     keys = release_keys(dataset, release)
-    return individual_risks(keys, dataset.weights, method=method, survey=survey,
-                            alpha=alpha)
+    r, fk, Fk = individual_risks(keys, dataset.weights, method=method, survey=survey,
+                                 alpha=alpha)
+    own = np.ones(release.n, dtype=bool)
+    for q in dataset.schema.qis:
+        lo, hi = release.cells[q]
+        codes = dataset.codes(q)
+        own &= (lo <= codes) & (codes <= hi)
+    return np.where(own, r, 0.0), fk, Fk
 
 
 def _population(dataset, survey: bool) -> str:
@@ -124,9 +152,11 @@ def individual_risk(dataset, release: Release, *, method: str = "approx",
         ``method``, ``alpha``, ``population`` (how the file was read).
     """
     r, fk, _ = _risks(dataset, release, method, survey, alpha)
-    mean, _ = global_risk(r)
-    return Measurement("individual_risk", mean, r,
-                       details=_common(dataset, r, fk, method, survey, alpha, threshold))
+    mean, total = global_risk(r)
+    details = _common(dataset, r, fk, method, survey, alpha, threshold)
+    # the figure a statistical office reports, beside the value in comparisons
+    details["readings"] = {"expected_reidentifications": total}
+    return Measurement("individual_risk", mean, r, details=details)
 
 
 def _need_households(dataset, params=None) -> None:
@@ -168,6 +198,8 @@ def household_risk(dataset, release: Release, *, method: str = "approx",
     details = _common(dataset, h, fk, method, survey, alpha, threshold)
     details["households"] = len(np.unique(dataset.households))
     details["individual_global_risk"] = global_risk(r)[0]
+    details["readings"] = {"expected_household_reidentifications":
+                           details["expected_reidentifications"]}
     return Measurement("household_risk", mean, h, details=details)
 
 

@@ -121,13 +121,23 @@ from sdceval.privacy.population_risk import frequencies, risks_from_frequencies
 MISSING = -1
 #: sdcMicro's default k
 DEFAULT_K = 2
+#: the individual-risk threshold of ``target=risk`` when none is given: sdcMicro's
+#: ``localSupp`` default (suppress the keys of records whose risk exceeds 0.15)
+DEFAULT_RISK = 0.15
 
+#: which target the comparison's search tunes (`MethodSpec.tunable_for`): k, or the
+#: individual-risk threshold (``local_suppression:target=risk``)
+TARGET_PARAM = Param("target", str, "k", choices=("k", "risk"),
+                     description="the knob a comparison searches: k (k-anonymity), or "
+                                 "risk (every record's individual risk at most a "
+                                 "threshold, which moves the global risk in small steps)")
 K_PARAM = Param("k", int, None, low=2, high="n", protection="increasing",
-                grid=(2, 3, 5), when=(("risk", None),),
+                grid=(2, 3, 5), when=(("risk", None), ("target", "k")),
                 description=f"every record k-anonymous on the keys, a suppressed value "
                             f"matching every value (default {DEFAULT_K}; not with risk)")
 RISK_PARAM = Param("risk", float, None, low=0.0, high=1.0, low_inclusive=False,
-                   protection="decreasing", scale="log",
+                   protection="decreasing", scale="log", grid=(0.01, 0.3),
+                   when=(("target", "risk"),),
                    description="instead of k: every record's individual risk (Benedetti-"
                                "Franconi with the design weights; 1/f without) at most "
                                "this")
@@ -412,11 +422,11 @@ def suppress(X: np.ndarray, radix: np.ndarray, *, k: int | None = None,
 @register_method(
     "local_suppression", family="generalization", random=False,
     label="local suppression",
-    params=[K_PARAM, RISK_PARAM, IMPORTANCE_PARAM, COMBS_PARAM],
+    params=[TARGET_PARAM, K_PARAM, RISK_PARAM, IMPORTANCE_PARAM, COMBS_PARAM],
     description="cell-level suppression of key values (published as '*', matching every "
                 "value) until every record is k-anonymous, or below an individual risk; "
                 "sdcMicro's localSuppression with its importance and combs")
-def local_suppression(dataset, *, seed, k, risk, importance, combs) -> Release:
+def local_suppression(dataset, *, seed, target, k, risk, importance, combs) -> Release:
     """Local suppression (module notes).
 
     Parameters
@@ -424,6 +434,10 @@ def local_suppression(dataset, *, seed, k, risk, importance, combs) -> Release:
     dataset : Dataset
     seed : numpy.random.Generator
         Unused (the algorithm is deterministic).
+    target : "k" or "risk"
+        The knob a comparison searches (``risk`` needs no k; without a ``risk``,
+        `DEFAULT_RISK`); a ``risk`` given selects the risk target whatever ``target``
+        says.
     k : int or None
         Every record compatible with at least ``k`` records (default 2).
     risk : float or None
@@ -451,6 +465,8 @@ def local_suppression(dataset, *, seed, k, risk, importance, combs) -> Release:
     if risk is not None and k is not None:
         raise SdcevalError(f"{who}: give k (k-anonymity) or risk (an individual-risk "
                            "target), not both")
+    if target == "risk" and risk is None:
+        risk = DEFAULT_RISK
     imp = parse_importance(qis, importance)
     sizes = parse_combs(qis, combs)
     hs = [dataset.hierarchy(q) for q in qis]

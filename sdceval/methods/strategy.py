@@ -94,6 +94,24 @@ BUILTIN = {
                                 "numeric attributes, published exactly, sensitive values "
                                 "permuted within buckets"),
 }
+#: the default candidates on a survey file (a weight role: the population risk is
+#: matched, `sdceval.compare.families`): the statistical office's toolkit on the keys,
+#: each searched on its own knob, the numeric attributes top-coded at their 99th
+#: percentile (a convention of ours for the step that does not move a key risk: the
+#: top 1 % of incomes is what identifies beyond the keys)
+SURVEY = {
+    "top_bottom_coding:quantile=0.99+recode": (
+        "top coding + recoding", "the numeric attributes top- and bottom-coded at their "
+        "1st and 99th percentiles, the keys recoded along their hierarchies "
+        "(sdcMicro: topBotCoding + globalRecode)"),
+    "top_bottom_coding:quantile=0.99+local_suppression:target=risk": (
+        "top coding + local suppression", "the numeric attributes top-coded, key values "
+        "suppressed until every record's individual risk is below a threshold "
+        "(sdcMicro: topBotCoding + localSuppression)"),
+    "top_bottom_coding:quantile=0.99+pram": (
+        "top coding + PRAM", "the numeric attributes top-coded, the categorical keys "
+        "PRAM-ed (sdcMicro: topBotCoding + pram)"),
+}
 # a "+" that starts a step (a name follows), not the sign of an exponent (1e+3)
 _SPLIT = re.compile(r"\s*\+\s*(?=[A-Za-z_])")
 
@@ -217,6 +235,7 @@ class StrategySpec(MethodSpec):
         alone, each free parameter with a protection direction and a default grid."""
         knob = self.tunable_for(params)
         given = dict(params or {})
+        resolved = self.resolve(given)   # a step's knob may depend on another parameter
         out = []
         for _, spec in self.step_specs():
             names = {p.name for p in spec.params}
@@ -226,7 +245,8 @@ class StrategySpec(MethodSpec):
                 continue
             out += [(p, tuple(p.grid)) for p in spec.params
                     if p.protection and p.grid and p.name not in given
-                    and p.name in {q.name for q in self.params}]
+                    and p.name in {q.name for q in self.params}
+                    and all(str(resolved.get(k)) == str(v) for k, v in p.when)]
         return out
 
 
@@ -240,7 +260,21 @@ def strategy_spec(text) -> StrategySpec:
         if not isinstance(spec, StrategySpec):
             raise SdcevalError(f"{name!r} is a method, not a strategy")
         return spec
-    return METHODS.add(name, _build(name, steps, *BUILTIN.get(name, ("", ""))))
+    return METHODS.add(name, _build(name, steps, *{**BUILTIN, **SURVEY}.get(name,
+                                                                        ("", ""))))
+
+
+def _within(p: Param, resolved: dict, fixed: dict) -> Param:
+    """A step's free parameter as the strategy declares it: its ``when`` conditions on
+    parameters fixed in the step's text decided here (kept when they hold, the knob
+    role dropped when one fails: ``local_suppression:target=risk`` makes ``risk`` the
+    knob and not ``k``), the others kept for the strategy's own resolution."""
+    if not p.when:
+        return p
+    known = [(k, v) for k, v in p.when if k in fixed]
+    if any(str(resolved.get(k)) != str(v) for k, v in known):
+        return dataclasses.replace(p, protection=None, when=())
+    return dataclasses.replace(p, when=tuple(c for c in p.when if c[0] not in fixed))
 
 
 def _build(name: str, steps, label: str, description: str) -> StrategySpec:
@@ -250,7 +284,8 @@ def _build(name: str, steps, label: str, description: str) -> StrategySpec:
         spec = METHODS[step.method]
         fixed = dict(step.fixed)
         spec.resolve(fixed)   # the fixed values are checked once, here
-        free = [p for p in spec.params if p.name not in fixed]
+        free = [_within(p, spec.resolve(fixed), fixed) for p in spec.params
+                if p.name not in fixed]
         taken = {p.name for p in free} | set(shorthand_names(free))
         for word in taken:
             if word in owner:
@@ -364,11 +399,11 @@ def compose(dataset, steps, params: dict, rng, name: str) -> Release:
                              **structure)
 
 
-for _name in BUILTIN:
+for _name in [*BUILTIN, *SURVEY]:
     try:
         strategy_spec(_name)
     except SdcevalError as exc:  # a built-in step was removed: a broken install
         raise RegistrationError(f"built-in strategy {_name!r}: {exc}") from None
 
-__all__ = ["BUILTIN", "INTERVALS", "Step", "StrategySpec", "canonical", "compose",
+__all__ = ["BUILTIN", "INTERVALS", "SURVEY", "Step", "StrategySpec", "canonical", "compose",
            "interval_view", "parse_steps", "strategy_spec"]

@@ -120,17 +120,11 @@ def code_column(x: np.ndarray, kind: str, value=None, quantile: float | None = N
     return out, info
 
 
-def _alone(dataset) -> str:
-    """`MethodSpec.cost_check`: top/bottom coding is no default candidate of a
-    comparison (it changes the tails only, so alone it rarely reaches a risk target,
-    and the paper's comparisons keep the paper's methods); named, it runs."""
-    return ("it codes the tails of each attribute only, so it is named explicitly or "
-            "used as a step (top_bottom_coding+recode)")
-
-
 @register_method(
     "top_bottom_coding", family="perturbative", random=False, label="top/bottom coding",
-    cost_check=_alone,
+    # it changes the tails only, so alone it rarely reaches a risk target: named
+    # explicitly or composed (top_bottom_coding+recode), never a default candidate alone
+    alone=False,
     params=[QUANTILE,
             Param("kind", str, "top", choices=KINDS,
                   description="code the top, the bottom or both ends of each column"),
