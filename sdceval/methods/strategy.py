@@ -340,7 +340,10 @@ def interval_view(dataset):
                 cols.append(ColumnSpec(c.name, c.role, c.kind, dataset.hierarchy(c.name)))
             else:
                 cols.append(c)
-        view = Dataset(dataset.frame, Schema(cols, missing=schema.missing),
+        # the survey's design goes with it (household-level keys, kept columns)
+        view = Dataset(dataset.frame, Schema(cols, missing=schema.missing,
+                                             household_keys=schema.household_keys,
+                                             kept=schema.kept),
                        name=dataset.name)
         _VIEWS[dataset] = view
     return view
