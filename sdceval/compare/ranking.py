@@ -99,7 +99,10 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     run.candidate(method)
     search = dict(dataset=dataset, spec=spec, rspec=rspec, target_value=target_value,
                   risk=risk, risk_params=risk_params, seed=seed, repeats=repeats,
-                  run=run, bisect_kw=bisect_kw)
+                  run=run, bisect_kw={**bisect_kw,
+                                      # a whole file per evaluation: its most protective
+                                      # end first (`bisect_risk`)
+                                      "protective_end": spec.family == "strategy"})
     grid = spec.grid_knobs(fixed_params)
     known: dict = {}   # utility label -> its Measurement at the first repeat, if made
     if grid:   # a strategy with several knobs: bisection per grid configuration

@@ -1,6 +1,7 @@
-"""Bisection stops at the risk estimate's own standard error when the risk is
-estimated on a sample of records (large tables): below it, refining chases the
-sample's noise, not the curve (`sdceval.compare.bisection`, module notes)."""
+"""What bisection spends on a large table (`sdceval.compare.bisection`, module
+notes): it stops at a sampled risk's own standard error (below it, refining chases the
+sample's noise, not the curve), at a jump between two plateaus, and, for a whole-file
+strategy, after the most protective end when even that is short of the target."""
 from __future__ import annotations
 
 import numpy as np
@@ -71,3 +72,22 @@ def test_a_jump_between_two_plateaus_ends_the_bisection(monkeypatch):
     assert not res.matched and res.risk in (0.8, 0.1)
     on_plateaus = [s for s in res.steps if s.phase == "bisect"]
     assert len(on_plateaus) == bisection.JUMP
+
+
+def test_the_most_protective_end_first(monkeypatch):
+    """A whole-file strategy's search (``protective_end``): when the grid needs more
+    protection, the most protective end is evaluated at once; short of the target
+    there, nothing else is evaluated; else it brackets the target with the grid."""
+    from sdceval.compare import bisection
+    ds = _data()
+    monkeypatch.setattr(bisection.RiskCurve, "_risk", lambda self, v: 1.0)
+    res = bisect_risk(ds, "noise", 0.2, risk="reidentification", protective_end=True)
+    assert not res.bracketed and not res.matched and res.evaluations == 3
+    assert [s.phase for s in res.steps] == ["bracket", "bracket", "domain"]
+    # without it, the search expands and looks at both sides before giving up
+    assert bisect_risk(ds, "noise", 0.2, risk="reidentification").evaluations > 3
+    # reachable: the end brackets the target, bisection inside, no expansion steps
+    monkeypatch.setattr(bisection.RiskCurve, "_risk",
+                        lambda self, v: 1.0 / (1.0 + 10.0 * float(v)))
+    res = bisect_risk(ds, "noise", 0.02, risk="reidentification", protective_end=True)
+    assert res.matched and "bracket" not in [s.phase for s in res.steps[2:]]
