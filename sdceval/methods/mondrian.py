@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 from sdceval import privacy
 from sdceval.core.errors import SdcevalError
 from sdceval.core.registry import register_method
+from sdceval.core.households import cell_classes, household_hull
 from sdceval.core.release import Release
 
 #: the models enforced when none are given (k-anonymity with k = 10)
@@ -295,9 +296,13 @@ def mondrian(dataset, *, seed, models) -> Release:
     part = partition(dataset, models, who="mondrian")
     for w in part.warnings:
         warnings.warn(w, stacklevel=3)
+    # a household is never split on a household-level key (issue 29 item 4): its
+    # members share the hull of their cells, the classes are the published combinations
+    cells, widened = household_hull(dataset, part.cells)
+    classes = cell_classes(cells, list(dataset.schema.qis)) if widened else part.classes
     return Release.generalized(
-        dataset, generalized_frame(dataset, part.cells, part.classes), method="mondrian",
-        classes=part.classes, cells=part.cells,
+        dataset, generalized_frame(dataset, cells, classes), method="mondrian",
+        classes=classes, cells=cells,
         info={"n_classes": part.n_classes, "models": [m.describe() for m in models],
               "achieved": achieved(dataset, models, part.classes),
               "warnings": list(part.warnings)})
