@@ -91,3 +91,23 @@ def test_the_most_protective_end_first(monkeypatch):
                         lambda self, v: 1.0 / (1.0 + 10.0 * float(v)))
     res = bisect_risk(ds, "noise", 0.02, risk="reidentification", protective_end=True)
     assert res.matched and "bracket" not in [s.phase for s in res.steps[2:]]
+
+
+def test_a_wide_bracket_is_halved_on_the_log_scale(monkeypatch):
+    """From the grid to the most protective end (k from 3 to n): geometric midpoints
+    while the bracket spans more than `WIDE`, so the search reaches the target's octave
+    in a few steps."""
+    from sdceval.compare import bisection
+    rng = np.random.default_rng(1)
+    ds = sdceval.as_dataset(pd.DataFrame({c: rng.normal(size=200_000).round(3)
+                                          for c in "xy"}), numeric=["x", "y"])
+    monkeypatch.setattr(bisection.RiskCurve, "_risk",
+                        lambda self, v: 1.0 / float(v) ** 0.5)
+    target = 1.0 / 700 ** 0.5   # k = 700, far above MDAV's grid
+    wide = bisect_risk(ds, "mdav", target, risk="reidentification", protective_end=True)
+    assert wide.matched and abs(wide.value - 700) <= 40
+    steps = [s.value for s in wide.steps if s.phase == "bisect"]
+    assert len(steps) <= 10
+    # the first midpoints are geometric: between the grid's top and n
+    top = max(s.value for s in wide.steps if s.phase == "bracket")
+    assert abs(steps[0] - np.sqrt(top * ds.n)) <= 1

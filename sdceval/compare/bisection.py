@@ -53,7 +53,9 @@ Decisions (SPEC §5):
   if even that release is riskier than the target beyond the tolerance, the target is
   unreachable and nothing else is evaluated (bucketization over every key re-identifies
   everyone at any k: 3 evaluations instead of 9 on 1 000 000 records), else it brackets
-  the target with the grid.  This assumes the risk is lowest at the most protective
+  the target with the grid, and a bracket wider than a factor `WIDE` is halved on the
+  log scale (k from 50 to 1 000 000: 4 geometric steps reach the target's octave where
+  linear halving takes 12).  This assumes the risk is lowest at the most protective
   end, as the joint search of a strategy's grid does (`sdceval.compare.joint`).
 - A jump: when `JUMP` midpoints in a row give exactly the risk of one end of the
   bracket, the curve between the ends is two plateaus and a jump (MDAV at k near n/2,
@@ -83,6 +85,8 @@ from sdceval.compare.tolerance import (MAX_STEP, check_tolerance, tolerance_of,
 
 #: midpoints in a row on a plateau (their risk exactly an end's) that end the bisection
 JUMP = 3
+#: a bracket wider than this ratio is halved on the log scale (``protective_end``)
+WIDE = 16
 
 
 @dataclass
@@ -406,6 +410,11 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                     f.close_enough(b, target, rtol, tolerance):
                 break
             m = _mid(param, a, b)
+            if protective_end and min(a, b) > 0 and max(a, b) > WIDE * min(a, b):
+                # a bracket reaching the protective end spans orders of magnitude (k
+                # from 50 to n): halved on the log scale until it is narrow
+                g = math.sqrt(float(a) * float(b))
+                m = int(round(g)) if param.type is int else g
             # integers and step-valued knobs: two adjacent steps straddle the target,
             # the step is found
             if param.type is int and m in (a, b):
