@@ -111,3 +111,13 @@ def test_a_wide_bracket_is_halved_on_the_log_scale(monkeypatch):
     # the first midpoints are geometric: between the grid's top and n
     top = max(s.value for s in wide.steps if s.phase == "bracket")
     assert abs(steps[0] - np.sqrt(top * ds.n)) <= 1
+
+
+def test_no_step_is_measured_for_a_target_out_of_reach(monkeypatch):
+    """A point farther from the target than any step may cover (`MAX_STEP`): its
+    neighbouring steps are not evaluated (two releases fewer)."""
+    from sdceval.compare import bisection
+    ds = _data()
+    monkeypatch.setattr(bisection.RiskCurve, "_risk", lambda self, v: 1.0)
+    res = bisect_risk(ds, "mdav", 0.2, risk="reidentification", protective_end=True)
+    assert "step" not in [s.phase for s in res.steps] and res.evaluations == 3

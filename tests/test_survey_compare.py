@@ -93,3 +93,21 @@ def test_a_constraint_on_the_global_risk():
                             max_risk=f"global={reading / 2}", **kw)
     assert "mondrian" not in tight.ranked()
     assert "individual_risk" in tight.constraint_failures()["mondrian"][0]
+
+
+@pytest.mark.parametrize("risk", ["household_risk", "suda2"])
+def test_the_other_population_risks_can_be_matched(risk):
+    """Any population risk is a matching risk: the household risk and the DIS-SUDA score
+    of local suppression and Mondrian on part of the survey."""
+    ds = load_dataset("survey")
+    small = sdceval.as_dataset(ds.frame.iloc[:2000], qi=["region", "sex", "age", "marital"],
+                               weight="weight", household="hid")
+    comp = sdceval.compare(small, ["local_suppression", "mondrian"], risk=risk,
+                           method_params={"local_suppression": {"target": "risk"}},
+                           target="mondrian:k=3", repeats=1, curves=False,
+                           utilities="query_error")
+    assert comp.risk_measure == risk
+    assert comp.ranked(), comp.footnotes()
+    for m in comp.matches:
+        if m.matched:
+            assert abs(m.risk - comp.target) <= m.tolerance_size + 1e-12

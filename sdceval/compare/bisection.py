@@ -53,9 +53,10 @@ Decisions (SPEC §5):
   if even that release is riskier than the target beyond the tolerance, the target is
   unreachable and nothing else is evaluated (bucketization over every key re-identifies
   everyone at any k: 3 evaluations instead of 9 on 1 000 000 records), else it brackets
-  the target with the grid, and a bracket wider than a factor `WIDE` is halved on the
-  log scale (k from 50 to 1 000 000: 4 geometric steps reach the target's octave where
-  linear halving takes 12).  This assumes the risk is lowest at the most protective
+  the target with the grid, and an integer knob's bracket wider than a factor `WIDE`
+  is halved on the log scale (k from 50 to 1 000 000: 4 geometric steps reach the
+  target's octave where linear halving takes 12; rank swapping's p, a real knob acting
+  in steps, took 6 more evaluations that way, so real knobs are halved as before).  This assumes the risk is lowest at the most protective
   end, as the joint search of a strategy's grid does (`sdceval.compare.joint`).
 - A jump: when `JUMP` midpoints in a row give exactly the risk of one end of the
   bracket, the curve between the ends is two plateaus and a jump (MDAV at k near n/2,
@@ -410,7 +411,8 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                     f.close_enough(b, target, rtol, tolerance):
                 break
             m = _mid(param, a, b)
-            if protective_end and min(a, b) > 0 and max(a, b) > WIDE * min(a, b):
+            if protective_end and param.type is int and min(a, b) > 0 and \
+                    max(a, b) > WIDE * min(a, b):
                 # a bracket reaching the protective end spans orders of magnitude (k
                 # from 50 to n): halved on the log scale until it is narrow
                 g = math.sqrt(float(a) * float(b))
@@ -443,7 +445,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     protective = {v: r for v, r in f.cache.items() if v != unprotected} or f.cache
     best = min(protective.items(), key=lambda kv: (abs(kv[1] - target), kv[0]))
     size, rule, step_risk = tolerance_of(param, domain_ends(param, n), f, best, target,
-                                         tolerance, ev)
+                                         tolerance, ev, bracketed)
     no_protection = unprotected is not None and best[0] == unprotected
     return BisectionResult(
         method=method, parameter=param.name, value=best[0], risk=best[1], target=target,

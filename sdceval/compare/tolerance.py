@@ -60,7 +60,7 @@ def unprotected_value(param: Param, f, target: float, rtol: float):
 
 
 def tolerance_of(param: Param, ends: tuple, f, best, target: float, tolerance: float,
-                 ev) -> tuple[float, str, float]:
+                 ev, bracketed: bool = True) -> tuple[float, str, float]:
     """``(size, rule, step)``: the tolerance of the point ``best`` (module
     notes).  The knob's smallest step at ``best`` is the smaller of the risk changes
     one step down and one step up make (the sides inside the domain ``ends`` and the
@@ -68,7 +68,11 @@ def tolerance_of(param: Param, ends: tuple, f, best, target: float, tolerance: f
     phase)``) only when the relative tolerance alone does not cover the point."""
     rel = tolerance * abs(target)
     value, risk = best
-    if abs(risk - target) <= rel:
+    if abs(risk - target) <= rel or (not bracketed
+                                     and abs(risk - target) > MAX_STEP * abs(target)):
+        # within the relative tolerance, or a target the curve never reaches and
+        # beyond what any step may cover: the steps are not measured (two releases
+        # fewer; a bracketed point's steps are, to say how large the jump is)
         return rel, "relative", float("nan")
     step = param.step_of(value, f.dataset.n, f.fixed)
     if step is None:
