@@ -239,3 +239,31 @@ def test_the_cli_declares_one_intruder_and_names_the_strategies(tmp_path, capsys
     ranked = [m for m in results["matches"] if m["matched"]]
     assert code == (0 if len(ranked) >= 2 else 2), err   # exit 2: fewer than two ranked
     assert "MDAV + recoding" in out and "Mondrian (all keys)" in out
+
+
+def test_a_deterministic_key_step_is_made_once_per_parameters(monkeypatch):
+    """A strategy's search bisects its numeric knob at a fixed recoding level: the
+    recoding is made once and reused (it draws nothing: the numbers are unchanged)."""
+    import dataclasses
+
+    from sdceval.core.registry import METHODS
+    from sdceval.methods import strategy
+    calls = []
+    spec = METHODS["recode"]
+
+    def counting(dataset, **kw):
+        calls.append(kw.get("level"))
+        return spec.func(dataset, **kw)
+
+    monkeypatch.setitem(METHODS._items if hasattr(METHODS, "_items") else METHODS,
+                        "recode", dataclasses.replace(spec, func=counting))
+    monkeypatch.setattr(strategy, "_KEY_STEPS", type(strategy._KEY_STEPS)())
+    from contracts import contract_data
+    ds = contract_data()
+    a = sdceval.anonymize(ds, "noise+recode", gamma=0.3, level=1, seed=4)
+    sdceval.anonymize(ds, "noise+recode", gamma=0.6, level=1, seed=4)
+    c = sdceval.anonymize(ds, "noise+recode", gamma=0.3, level=1, seed=4)
+    assert calls == [1]
+    assert a.data.equals(c.data)
+    sdceval.anonymize(ds, "noise+recode", gamma=0.3, level=2, seed=4)
+    assert calls == [1, 2]

@@ -349,6 +349,31 @@ def interval_view(dataset):
     return view
 
 
+#: data set -> the last releases of deterministic key steps, by (method, parameters)
+_KEY_STEPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: how many a data set keeps (a strategy's search moves one knob at a fixed grid level)
+_KEY_STEPS_KEPT = 2
+
+
+def _keys_step(spec, target, given: dict, rng) -> Release:
+    """The release of the key step: a deterministic step (recoding, Mondrian, local
+    suppression, ...) is made once per parameters and reused (a strategy's search
+    bisects the numeric knob at a fixed recoding level: 132 identical recodings of
+    10^6 records took 27 s); it draws nothing, so the generator's later draws are
+    unchanged.  Releases are immutable, so sharing one is safe."""
+    if spec.random:
+        return spec.apply(target, given, seed=rng)
+    key = (spec.name, repr(sorted(given.items())))
+    kept = _KEY_STEPS.setdefault(target, {})
+    rel = kept.pop(key, None)
+    if rel is None:
+        rel = spec.apply(target, given, seed=rng)
+    kept[key] = rel   # most recent last
+    while len(kept) > _KEY_STEPS_KEPT:
+        kept.pop(next(iter(kept)))
+    return rel
+
+
 def compose(dataset, steps, params: dict, rng, name: str) -> Release:
     """Apply the steps of a strategy to ``dataset`` and assemble the composite release
     (module notes).  ``params``: the strategy's resolved free parameters."""
@@ -375,7 +400,7 @@ def compose(dataset, steps, params: dict, rng, name: str) -> Release:
                 raise SdcevalError(f"strategy {name!r}: step {step.method!r} protects the "
                                    f"quasi-identifiers, but data set {dataset.name!r} has "
                                    "none; give some (--qi) or drop the step")
-            rel = spec.apply(target, given, seed=rng)
+            rel = _keys_step(spec, target, given, rng)
             for q in target.schema.qis:
                 columns[q] = rel.data[q]
                 cells[q] = rel.cells[q]
