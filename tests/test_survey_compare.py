@@ -111,3 +111,36 @@ def test_the_other_population_risks_can_be_matched(risk):
     for m in comp.matches:
         if m.matched:
             assert abs(m.risk - comp.target) <= m.tolerance_size + 1e-12
+
+
+def test_a_file_already_below_the_target_is_said_so():
+    """sdcMicro's testdata has a global risk of 0.54 % on its four keys as it is: at the
+    1 % rule nothing needs protecting, which compare says (one line) instead of 'no
+    method reached the target'; with a bracketed candidate beside, the answer says it."""
+    import pandas as pd
+    from pathlib import Path
+
+    from sdceval.core.errors import SdcevalError
+    td = pd.read_csv(Path(__file__).parent / "data" / "sdcmicro_testdata.csv")
+    ds = sdceval.as_dataset(td, qi=["urbrur", "water", "sex", "age"], numeric=["income"],
+                            weight="sampling_weight", household="ori_hid")
+    with pytest.raises(SdcevalError, match=r"meets the target individual_risk 0.01 as it "
+                                           r"is.*at most 0.005411"):
+        sdceval.compare(ds, ["top_bottom_coding:quantile=0.99+recode"], repeats=1,
+                        curves=False, utilities="query_error")
+
+
+def test_pram_is_left_out_where_no_key_is_categorical():
+    """Coded keys read as numbers (sdcMicro's testdata as a CSV): PRAM has no category to
+    redraw, so its strategy is left out of the defaults with the fix, not an error."""
+    import pandas as pd
+    from pathlib import Path
+
+    from sdceval.compare.families import applicable_methods, left_out
+    td = pd.read_csv(Path(__file__).parent / "data" / "sdcmicro_testdata.csv")
+    ds = sdceval.as_dataset(td, qi=["urbrur", "water", "sex", "age"], numeric=["income"],
+                            weight="sampling_weight", household="ori_hid")
+    pram = "top_bottom_coding:quantile=0.99+pram"
+    assert pram not in applicable_methods(ds)
+    assert "declare coded keys categorical" in left_out(ds)[pram]
+    assert pram in applicable_methods(load_dataset("survey"))

@@ -169,10 +169,11 @@ def applicable_methods(dataset) -> list[str]:
 
 def left_out(dataset) -> dict[str, str]:
     """The built-in strategies left out of the default candidates on ``dataset`` because
-    a step is too costly there (`MethodSpec.cost_check`), and why."""
+    a step is too costly or does not apply there (`MethodSpec.cost_check`), and why."""
     if not whole_file(dataset):
         return {}
-    return {m: why for m in DEFAULT_STRATEGIES if m in METHODS
+    pool = SURVEY_STRATEGIES if survey(dataset) else DEFAULT_STRATEGIES
+    return {m: why for m in pool if m in METHODS
             and (why := get_method(m).too_costly(dataset))}
 
 

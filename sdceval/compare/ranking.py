@@ -181,6 +181,13 @@ def assemble(dataset_name: str, matches: list[MethodMatch], *, target: float,
     if not any(mm.result.bracketed for mm in matches):
         ranges = "; ".join(f"{mm.result.method}: {mm.result.describe_reach()}"
                            for mm in matches)
+        top = max(mm.result.reachable[1] for mm in matches)
+        if risk_spec(risk).larger_is_worse and top < target:
+            raise SdcevalError(
+                f"the file meets the target {risk} {target:.4g} as it is: every release, "
+                f"the least protective included, is below it (at most {top:.4g}), so no "
+                "protection is needed to meet it; give a lower target (--target) to "
+                f"compare protection (reachable: {ranges})")
         raise SdcevalError(f"target {risk} {target:.4g} is reached by no method within "
                            f"its parameter bounds (reachable: {ranges})")
     return Comparison(

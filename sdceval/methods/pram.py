@@ -338,8 +338,19 @@ def _matrix_specs(matrix, variables: list[str], qis) -> dict:
     return specs
 
 
+def _no_categorical_key(dataset) -> str:
+    """`MethodSpec.cost_check`: PRAM is no default candidate on a file without a
+    categorical key (it redraws categories; coded keys read as numbers are declared
+    categorical with ``[kinds]``); named with ``variables``, it runs."""
+    if any(dataset.schema[q].kind == "categorical" for q in dataset.schema.qis):
+        return ""
+    return ("no categorical quasi-identifier to PRAM (keys read as numbers: declare coded "
+            "keys categorical under [kinds] in a schema, or name them with variables=)")
+
+
 @register_method(
     "pram", family="generalization", random=True, label="PRAM",
+    cost_check=_no_categorical_key,
     params=[PD, ALPHA,
             Param("variables", str, None,
                   description="the keys to PRAM ('region,education'; default: every "
