@@ -347,13 +347,6 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                    not in f.cache and e not in (a, b)})
     g_lo, g_hi = a, b  # expansion doubles the distance from the far end of the grid
     ra, rb = ev(a, "bracket"), ev(b, "bracket")
-    if not min(ra, rb) <= target <= max(ra, rb):
-        # values the curve already holds (a strategy's joint search evaluated the
-        # knob's most protective end) may bracket the target: no expansion needed
-        known = _straddling(list(f.cache.items()), target,
-                            param.protection != "decreasing")
-        if known is not None:
-            (a, ra), (b, rb) = known
     # grow the bracket outward until the target lies between ra and rb.  The direction
     # is the registry's (protection direction x measure direction), fixed once: risk
     # curves are only roughly monotone (MDAV at large k is not), and re-deciding the
@@ -364,18 +357,21 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
     away = 0
     expanded = set()  # directions the bracket grew in (+1 up, -1 down)
     short = False     # the most protective release is still short of the target
-    if protective_end and not min(ra, rb) <= target <= max(ra, rb):
+    if not min(ra, rb) <= target <= max(ra, rb):
         riskier = (target < min(ra, rb)) if rspec.larger_is_worse else \
             (target > max(ra, rb))
         end = domain_ends(param, n)[1 if param.protection == "increasing" else 0]
-        if riskier and end is not None:
-            re_ = ev(end, "domain")
+        if protective_end and riskier and end is not None:
+            held = f.lookup(f.clamped(end))   # the joint search may have evaluated it
+            re_ = f.cache[held] if held is not None else ev(end, "domain")
             gap = (re_ - target) if rspec.larger_is_worse else (target - re_)
             short = gap > tolerance * abs(target)
-            known = _straddling(list(f.cache.items()), target,
-                                param.protection != "decreasing")
-            if known is not None:
-                (a, ra), (b, rb) = known
+        # values the curve already holds (the most protective end, evaluated here or
+        # by a strategy's joint search) may bracket the target: no expansion needed
+        known = _straddling(list(f.cache.items()), target,
+                            param.protection != "decreasing")
+        if known is not None:
+            (a, ra), (b, rb) = known
     for _ in range(max_evaluations):
         if min(ra, rb) <= target <= max(ra, rb) or spent(reserve) or away >= 2 or short:
             break
@@ -415,8 +411,7 @@ def bisect_risk(dataset, method: str, target: float, *, risk: str = "linkage_ris
                     max(a, b) > WIDE * min(a, b):
                 # a bracket reaching the protective end spans orders of magnitude (k
                 # from 50 to n): halved on the log scale until it is narrow
-                g = math.sqrt(float(a) * float(b))
-                m = int(round(g)) if param.type is int else g
+                m = int(round(math.sqrt(float(a) * float(b))))
             # integers and step-valued knobs: two adjacent steps straddle the target,
             # the step is found
             if param.type is int and m in (a, b):

@@ -149,8 +149,8 @@ class Comparison:
     def ranked(self) -> list[str]:
         """The methods matched within the tolerance that meet every risk constraint
         (the ones ranked)."""
-        return [m.method for m in self.matches
-                if m.matched and not self.constraint_failures().get(m.method)]
+        failed = self.constraint_failures()
+        return [m.method for m in self.matches if m.matched and m.method not in failed]
 
     def constraint_failures(self) -> dict[str, list[str]]:
         """method -> the constraints its matched release fails (matched methods only;

@@ -54,8 +54,8 @@ def parse_constraints(max_risk) -> dict[str, tuple[str, dict, float]]:
                 items.append((name.strip(), limit.strip()))
     out = {}
     for text, limit in items:
-        name, params = parse_reference(WORDS.get(text, text))
-        name = WORDS.get(name, name)
+        name, params = parse_reference(text)
+        name = WORDS.get(name, name)   # global, global:method=exact, ...
         spec = get_measure(name)
         if spec.category != "risk" or not spec.larger_is_worse:
             raise SdcevalError(f"max_risk: {name!r} is not a risk measure that grows with "
