@@ -64,14 +64,10 @@ def household_hull(dataset, cells: dict) -> tuple[dict, bool]:
 
 
 def cell_classes(cells: dict, qis) -> np.ndarray:
-    """Class ids 0..C-1 of the distinct combinations of the records' cells."""
-    import pandas as pd
-    keys = np.zeros(len(cells[qis[0]][0]), dtype=np.int64)
-    for q in qis:
-        for part in cells[q]:
-            codes = pd.factorize(np.asarray(part))[0]
-            keys = pd.factorize(keys * (int(codes.max()) + 1) + codes)[0]
-    return keys.astype(np.int64)
+    """Class ids 0..C-1 of the distinct combinations of the records' cells (both ends of
+    every QI's cell: `sdceval.core.release_io.class_ids`)."""
+    from sdceval.core.release_io import class_ids  # here: it loads pandas
+    return class_ids([np.asarray(part, dtype=np.int64) for q in qis for part in cells[q]])
 
 
 __all__ = ["cell_classes", "household_hull", "lowest_cover"]

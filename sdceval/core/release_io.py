@@ -131,9 +131,10 @@ def _cells(h: Hierarchy, values: pd.Series, column: str
     return ranges[inv, 0], ranges[inv, 1], cell_of_label[inv]
 
 
-def _combine(keys: list[np.ndarray]) -> np.ndarray:
-    """Class id of each record: the distinct combinations of per-column codes, numbered
-    in order of first appearance (re-factorized after each column, so no overflow)."""
+def class_ids(keys: list[np.ndarray]) -> np.ndarray:
+    """Class id of each record: the distinct combinations of per-column codes (each
+    ``>= 0``), numbered in order of first appearance (re-factorized after each column,
+    so no overflow)."""
     out = np.zeros(len(keys[0]), dtype=np.int64)
     for k in keys:
         out = pd.factorize(out * (int(k.max()) + 1) + k)[0].astype(np.int64)
@@ -387,7 +388,7 @@ def release_from_frame(dataset, frame: pd.DataFrame, name: str = "external",
         if composite:  # a bucketization step beside the numeric attributes
             kind, structure["buckets"] = "composite", True
     else:
-        classes = _combine([cells[c][2] for c in cells])
+        classes = class_ids([cells[c][2] for c in cells])
         suppressed = np.ones(len(frame), bool)
         for c, (lo, hi, _) in cells.items():
             suppressed &= (lo == 0) & (hi == dataset.hierarchy(c).n_leaves - 1)
@@ -408,4 +409,4 @@ def _make_release(dataset, frame: pd.DataFrame, name: str, kind: str, **structur
     return Release(frame, name, kind=kind, dropped=dropped, **structure).check(dataset)
 
 
-__all__ = ["read_release", "release_from_frame", "release_of", "write_release"]
+__all__ = ["class_ids", "read_release", "release_from_frame", "release_of", "write_release"]
