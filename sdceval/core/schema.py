@@ -178,6 +178,11 @@ class Schema:
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns if c.role == role]
 
+    def one(self, role: str) -> str | None:
+        """The column of a single-column role (`SINGLE_ROLES`), or None."""
+        s = self.names(role)
+        return s[0] if s else None
+
     @property
     def qis(self) -> list[str]:
         return self.names("qi")
@@ -199,24 +204,20 @@ class Schema:
     @property
     def weight(self) -> str | None:
         """The design-weight column, or None (the file is the whole population)."""
-        s = self.names("weight")
-        return s[0] if s else None
+        return self.one("weight")
 
     @property
     def household(self) -> str | None:
         """The household (cluster) id column, or None."""
-        s = self.names("household")
-        return s[0] if s else None
+        return self.one("household")
 
     @property
     def sensitive(self) -> str | None:
-        s = self.names("sensitive")
-        return s[0] if s else None
+        return self.one("sensitive")
 
     @property
     def label(self) -> str | None:
-        s = self.names("label")
-        return s[0] if s else None
+        return self.one("label")
 
     def with_roles(self, **changes) -> "Schema":
         """A copy with some roles changed, e.g. ``with_roles(qi=[...], sensitive="x")``."""
