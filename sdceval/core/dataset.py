@@ -77,7 +77,7 @@ def _check_coded_values(values: pd.Series, spec, is_qi: bool) -> list[str]:
                 f"the schema's [kinds] ({col} = \"categorical\"), or scale it (subtract an "
                 "offset or divide) before anonymizing")
     if spec.hierarchy is None and spec.kind != "numeric":
-        uniq = pd.unique(text)
+        uniq = pd.unique(text[values.notna()])  # a kept missing value is no label
         padded = [u for u in uniq if u != u.strip()]
         if padded:
             stripped = {}
@@ -93,7 +93,8 @@ def _check_coded_values(values: pd.Series, spec, is_qi: bool) -> list[str]:
                 f"(frame[{col!r}].str.strip(), or read the CSV with skipinitialspace=True)")
         if is_qi and not pd.api.types.is_numeric_dtype(values):
             nums = pd.to_numeric(values, errors="coerce")
-            bad = nums.isna().to_numpy()
+            # a missing value kept (missing = "keep") is no text cell
+            bad = (nums.isna() & values.notna()).to_numpy()
             if bad.any() and (~bad).sum() >= bad.sum():
                 notes.append(
                     f"column {col!r} is treated as categorical although {int((~bad).sum())} "
@@ -112,7 +113,9 @@ class Dataset:
     ``numeric`` columns, hierarchy coverage for QIs), so methods and measures can trust
     them.  Records with a missing value in a used column are refused, naming the columns
     and counts, or removed when the schema says ``missing = "drop"`` (a note in
-    `messages` says how many).
+    `messages` says how many); ``missing = "keep"`` keeps those with missing values in
+    categorical QIs only (`missing_keys`: the value is the missing-value leaf of the
+    QI's hierarchy, `Hierarchy.with_missing_leaf`) and refuses any other.
 
     Parameters
     ----------
@@ -126,6 +129,8 @@ class Dataset:
     input_files: tuple = ()
     #: one-line notes for the user (e.g. the roles inferred when none were given)
     messages: tuple = ()
+    #: the categorical QIs whose missing values are kept (``missing = "keep"``)
+    missing_keys: tuple = ()
 
     def __init__(self, frame: pd.DataFrame, schema: Schema, name: str = "data"):
         if not isinstance(frame, pd.DataFrame):
@@ -159,6 +164,11 @@ class Dataset:
         na = self._frame[used].isna().sum()
         na = na[na > 0]
         notes = []
+        # categorical QIs whose missing values are kept: their hierarchies get the
+        # missing-value leaf (`_HierarchyCache`)
+        self.missing_keys = ()
+        if len(na) and schema.missing == "keep":
+            na, notes = self._keep_missing(na)
         if len(na):
             cols = ", ".join(f"{c!r} ({n} missing)" for c, n in na.items())
             if schema.missing != "drop":
@@ -201,6 +211,44 @@ class Dataset:
                         f"distinct integers {rng[0]}..{rng[1]}, one per record) but is used "
                         f"as a {role}; if it numbers the records, give it role 'ignore'")
         self.messages = tuple(notes)
+
+    def _keep_missing(self, na: pd.Series) -> tuple[pd.Series, list[str]]:
+        """``missing = "keep"``: the records with missing values in categorical QIs are
+        kept (`missing_keys`; the value becomes the missing-value leaf of the QI's
+        hierarchy, `Hierarchy.with_missing_leaf`, matching every category in the
+        population risks as sdcMicro's ``NA``); a missing value in any other used column
+        (a numeric QI, a numeric or sensitive attribute, the label, ...) is refused,
+        naming the columns.  Returns the counts left (none) and the note."""
+        s = self.schema
+
+        def categorical_key(c):
+            spec = s[c]
+            return (spec.role == "qi" and spec.kind == "categorical"
+                    and (spec.hierarchy is None or not spec.hierarchy.numeric))
+
+        other = [c for c in na.index if not categorical_key(c)]
+        if other:
+            cols = ", ".join(f"{c!r} ({s[c].role}"
+                             f"{', numeric' if s[c].kind == 'numeric' else ''}: "
+                             f"{int(na[c])} missing)" for c in other)
+            raise SdcevalError(
+                f"data set {self.name!r}: missing values in {cols}; missing = \"keep\" "
+                "keeps missing values in categorical quasi-identifiers only: impute them, "
+                "or remove those records (--missing drop; in a schema file: missing = "
+                "\"drop\")")
+        empty = [c for c in na.index if int(na[c]) == self.n]
+        if empty:
+            raise SdcevalError(
+                f"data set {self.name!r}: quasi-identifier {empty[0]!r} has no value in "
+                "any record; give it role 'ignore'")
+        self.missing_keys = tuple(na.index)
+        rows = int(self._frame[list(na.index)].isna().any(axis=1).sum())
+        cols = ", ".join(f"{c!r} ({int(n)} missing)" for c, n in na.items())
+        note = (f"kept {rows} of {self.n} records with missing values in quasi-identifiers "
+                f"(missing = keep): {cols}; a missing value is a category of its own, "
+                "published as an empty cell, and matches every category in the population "
+                "risks (sdcMicro's NA)")
+        return na.iloc[:0], [note]
 
     def _check_design(self) -> list[str]:
         """The survey design's columns (issue 29 item 1): weights numeric, finite and
@@ -356,7 +404,12 @@ class _HierarchyCache(dict):
                 h = Hierarchy.flat(sorted(pd.unique(values.astype(str))), name=col)
                 h.builder = "flat"
         else:
-            h = build_hierarchy(values, name=col, kind=spec.kind)
+            h = build_hierarchy(values.dropna() if col in ds.missing_keys else values,
+                                name=col, kind=spec.kind)
+        if col in ds.missing_keys:
+            # the one place a kept missing value gets its leaf (missing = "keep"),
+            # whether the hierarchy is the user's or built from the data
+            h = h.with_missing_leaf()
         self[col] = h
         return h
 

@@ -37,12 +37,13 @@ from sdceval.core.dataset import Dataset
 from sdceval.core.errors import SdcevalError
 from sdceval.core.inference import assign_roles
 from sdceval.core.release import Release
-from sdceval.core.schema import Schema, column_names, load_hierarchies
+from sdceval.core.schema import (Schema, column_names, load_hierarchies,
+                                 missing_policy)
 
 #: keywords that give a DataFrame's roles (never passed to a method or a measure)
 ROLE_KEYWORDS = ("qi", "sensitive", "numeric", "label", "passthrough", "ignore",
                  "identifier", "weight", "household", "household_keys", "hierarchies",
-                 "schema", "name")
+                 "schema", "name", "missing")
 
 
 def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
@@ -53,11 +54,13 @@ def split_roles(kwargs: Mapping[str, Any]) -> tuple[dict, dict]:
 
 def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passthrough=None,
                ignore=None, identifier=None, weight=None, household=None,
-               household_keys=None, hierarchies=None, schema=None, name=None
-               ) -> Dataset:
+               household_keys=None, hierarchies=None, schema=None, name=None,
+               missing=None) -> Dataset:
     """A `Dataset` from a `Dataset` (roles given replace its own) or from a DataFrame
     and its roles (module docstring).  ``weight`` and ``household`` name a survey's
-    design columns, ``household_keys`` its household-level QIs (`sdceval.core.schema`)."""
+    design columns, ``household_keys`` its household-level QIs (`sdceval.core.schema`).
+    ``missing``: the missing-value policy (``refuse``, ``drop`` or ``keep``:
+    `sdceval.core.schema.MISSING_POLICIES`; default: the schema's, else refuse)."""
     given = {k: v for k, v in dict(qi=qi, sensitive=sensitive, numeric=numeric, label=label,
                                    passthrough=passthrough, ignore=ignore,
                                    identifier=identifier, weight=weight,
@@ -69,10 +72,10 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
             raise SdcevalError("schema=, hierarchies= and ignore= describe a DataFrame; a "
                                "Dataset has its schema (change its roles with qi=, "
                                "numeric=, sensitive=, ...)")
-        if not given and household_keys is None:
+        if not given and household_keys is None and missing is None:
             return data
-        return Dataset(data.frame, _design(data.schema.with_roles(**given), household_keys),
-                       name=name or data.name)
+        return Dataset(data.frame, _design(data.schema.with_roles(**given), household_keys,
+                                           missing), name=name or data.name)
     if not isinstance(data, pd.DataFrame):
         raise SdcevalError(f"expected a pandas DataFrame or an sdceval Dataset, got "
                            f"{type(data).__name__}; e.g. sdceval.anonymize(df, 'mdav', k=5, "
@@ -86,7 +89,7 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
         if hierarchies is not None:
             raise SdcevalError("hierarchies= with a Schema: the Schema holds them")
         return Dataset(frame, _design(schema.with_roles(**given) if given else schema,
-                                      household_keys), name=name)
+                                      household_keys, missing), name=name)
     spec: dict = {}
     if schema is not None:
         if not isinstance(schema, (str, Path)):
@@ -102,18 +105,24 @@ def as_dataset(data, *, qi=None, sensitive=None, numeric=None, label=None, passt
         spec[role] = columns
     if household_keys is not None:
         spec["household_keys"] = household_keys
+    if missing is not None:
+        spec["missing"] = missing_policy(missing, "missing=")
     spec, notes = assign_roles(frame, spec)
     ds = Dataset(frame, Schema.from_mapping(frame, spec), name=name)
     ds.messages = tuple(notes) + ds.messages
     return ds
 
 
-def _design(schema: Schema, household_keys) -> Schema:
+def _design(schema: Schema, household_keys, missing=None) -> Schema:
     """``schema`` with its household-level keys replaced when ``household_keys`` is
-    given."""
-    if household_keys is None:
+    given, and its missing-value policy when ``missing`` is."""
+    if household_keys is None and missing is None:
         return schema
-    return Schema(schema.columns, missing=schema.missing, household_keys=household_keys,
+    return Schema(schema.columns,
+                  missing=schema.missing if missing is None else missing_policy(
+                      missing, "missing="),
+                  household_keys=(schema.household_keys if household_keys is None
+                                  else household_keys),
                   kept=schema.kept)
 
 

@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # imported where used: the method modules import this one, an
     import pandas as pd  # `sdceval list methods` must not load pandas (issue 27)
 
 ROOT_LABEL = "*"
+#: the label of the missing-value leaf (`Hierarchy.missing_leaf`): published as an empty
+#: cell, which a CSV file writes as an empty field
+MISSING_LABEL = ""
 #: a number as a number writer prints it: no leading zeros, no '+', no spaces
 _PLAIN_NUMBER = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 _LAYOUT = ("one row per leaf value, then one label per level up to the root '*', "
@@ -124,6 +127,13 @@ class Hierarchy:
     numeric : bool
         Leaves are numbers; they are ordered numerically and every inner node must then
         cover a contiguous run of leaves (an interval).
+    missing : bool
+        Add a leaf for the missing value (``missing = "keep"``, `with_missing_leaf`):
+        label `MISSING_LABEL`, the last code, a node of its own at every level below the
+        root (an inner node repeating its sole leaf's label, so a generalized missing
+        value is still published as missing, never as a value, and a cell ``lo = hi =
+        missing_leaf`` at every level), and under the root like every leaf.  Categorical
+        hierarchies only.
 
     Attributes
     ----------
@@ -139,6 +149,9 @@ class Hierarchy:
         Label of each node of level ``j``.
     lo[j], hi[j] : ndarray of int
         First and last leaf code under each node of level ``j``.
+    missing_leaf : int or None
+        Code of the missing-value leaf (``missing=True``), else None.  `encode` maps a
+        missing value (NaN, None) to it.
     """
 
     #: the file the hierarchy was read from (`from_csv`), else None
@@ -147,8 +160,11 @@ class Hierarchy:
     #: ``intervals``, ``masking``, ``grouping``, ``flat``; ``auto_intervals`` for a
     #: numeric sensitive attribute or label), else None
     builder: str | None = None
+    #: code of the missing-value leaf, else None (class notes)
+    missing_leaf: int | None = None
 
-    def __init__(self, table, name: str = "", numeric: bool = False):
+    def __init__(self, table, name: str = "", numeric: bool = False,
+                 missing: bool = False):
         import pandas as pd
         rows = self._rows(table, name)
         self.name = name
@@ -162,6 +178,14 @@ class Hierarchy:
         if width < 2:
             raise SdcevalError(
                 f"hierarchy {name!r}: needs at least two columns (leaf and root '*')")
+        if missing:
+            if self.numeric:
+                raise SdcevalError(
+                    f"hierarchy {name!r} is numeric: a missing value has no place among "
+                    "numbers (missing = \"keep\" keeps categorical keys only); impute it "
+                    "or drop those records (--missing drop)")
+            # appended last, so the depth-first order below gives it the last code
+            rows = rows + [[MISSING_LABEL] * (width - 1) + [rows[0][-1]]]
         arr = np.array(rows, dtype=object).astype(str)
         leaves = arr[:, 0]
         uniq, counts = np.unique(leaves, return_counts=True)
@@ -228,6 +252,7 @@ class Hierarchy:
             self.hi.append(np.maximum.reduceat(codes, np.flatnonzero(change)))
         self._check_unambiguous(order)
         self._leaf_index = {lab: i for i, lab in enumerate(self.leaves)}
+        self.missing_leaf = self._leaf_index[MISSING_LABEL] if missing else None
         self._range_label = {}
         for j in range(width):
             for lab, a, b in zip(self.labels[j], self.lo[j], self.hi[j]):
@@ -396,14 +421,30 @@ class Hierarchy:
         h.source = path.resolve()
         return h
 
+    def with_missing_leaf(self) -> "Hierarchy":
+        """This hierarchy with the missing-value leaf added (``missing`` in the class
+        notes; itself when it has one): the one way `sdceval.core.dataset.Dataset` gives
+        a categorical QI with missing values its leaf under ``missing = "keep"``, for
+        hierarchies read from files and built from the data alike.  The other leaves
+        keep their codes (the new leaf is the last)."""
+        if self.missing_leaf is not None:
+            return self
+        rows = self._table.tolist()
+        h = Hierarchy(rows, name=self.name, numeric=self.numeric, missing=True)
+        h.source, h.builder = self.source, self.builder
+        return h
+
     def to_frame(self) -> pd.DataFrame:
         """The table, one row per leaf, columns ``level0..levelH``."""
         import pandas as pd
         return pd.DataFrame(self._table, columns=[f"level{j}" for j in range(self.height + 1)])
 
     def to_csv(self, path, delimiter: str = ";") -> None:
+        """The table in ARX's layout, without the missing-value leaf (an empty label,
+        which a hierarchy file cannot hold; ``missing = "keep"`` adds it again)."""
+        rows = [r for r in self._table.tolist() if r[0] != MISSING_LABEL]
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh, delimiter=delimiter).writerows(self._table.tolist())
+            csv.writer(fh, delimiter=delimiter).writerows(rows)
 
     # -- queries -----------------------------------------------------------------
     @property
@@ -423,7 +464,9 @@ class Hierarchy:
         else:
             # hash the values once; Python work per distinct value only
             inv, uniq = pd.factorize(s, use_na_sentinel=False)
-            ucodes = np.array([self._leaf_index.get(str(u), -1) for u in uniq],
+            miss = -1 if self.missing_leaf is None else self.missing_leaf
+            ucodes = np.array([miss if pd.api.types.is_scalar(u) and pd.isna(u)
+                               else self._leaf_index.get(str(u), -1) for u in uniq],
                               dtype=np.int64)
             codes = ucodes[inv]
             ok = codes >= 0

@@ -27,7 +27,9 @@ A user's own file (`open_dataset`) is read safely:
   identifiers role ``identifier``, the others ``ignore``; one note says so.
 * **missing values**: refused (the default) or, with ``missing="drop"`` (``--missing
   drop``, ``missing = "drop"`` in the schema), the incomplete records are removed
-  (`Dataset`), with a note.
+  (`Dataset`), with a note; ``missing="keep"`` keeps those whose missing values are in
+  categorical quasi-identifiers (the missing value a leaf of its own,
+  `sdceval.core.hierarchy.Hierarchy.missing_leaf`) and refuses any other.
 * **formats**: CSV and Parquet, read by `sdceval.core.tables.load_table`: a CSV file's
   separator is found from its first lines unless given (``sep=``, ``--sep``), and
   Stata, SPSS, SAS or binary files are refused, naming the supported formats.
@@ -225,8 +227,8 @@ def open_dataset(data: str, *, schema_file=None, qi=None, sensitive=None, numeri
     and one they name is used as they say, with a note.  ``passthrough`` (``--keep``) of
     such a column is refused unless it is also in ``keep_identifiers`` (or only there:
     ``--keep-identifier``, which implies passthrough).  ``missing``: the missing-value
-    policy (``refuse`` or ``drop``; default: the schema file's ``missing``, else
-    refuse).  ``unused_roles``: roles the caller (``user``, a method) does not use; their
+    policy (``refuse``, ``drop`` or ``keep``; default: the schema file's ``missing``,
+    else refuse).  ``unused_roles``: roles the caller (``user``, a method) does not use; their
     columns with missing values are set aside (role ``ignore``) rather than counted by
     the policy.  A CSV column of numbers written with leading zeros is read as text
     (`sdceval.core.tables.load_table`).  ``sep``: a CSV file's separator (default:

@@ -35,7 +35,12 @@ columns (SPEC §1 and §5, release kinds):
   columns with the original values -> generalized at the leaf level (every record its
   own cell).
 
-A record is suppressed when every one of its cells is the whole domain (``*``).
+A record is suppressed when every one of its cells is the whole domain (``*``).  An
+empty cell of a QI column is a missing value: the record's own where its original value
+was missing (``missing = "keep"``: the missing-value leaf of the QI's hierarchy,
+`sdceval.core.hierarchy.Hierarchy.missing_leaf`), else a suppressed cell (the whole
+domain, as sdcMicro publishes a suppressed value); so a release read back gives the
+risks of the release in memory.
 
 Labels are parsed once per distinct label, never per record: a column is hashed into
 integer codes (`pandas.factorize`) and the per-label Python work is mapped back through
@@ -116,19 +121,36 @@ def _label_cell(h: Hierarchy, label: str, known: dict, column: str) -> tuple[int
                        "same hierarchy?")
 
 
-def _cells(h: Hierarchy, values: pd.Series, column: str
+def _cells(h: Hierarchy, values: pd.Series, column: str, own: np.ndarray | None = None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(lo, hi, cell_id)`` per record of a released QI column; ``cell_id`` numbers the
-    distinct cells (two labels naming the same cell, e.g. ``40`` and ``40.0``, share one)."""
+    distinct cells (two labels naming the same cell, e.g. ``40`` and ``40.0``, share one).
+
+    An empty cell (missing, or blank text) of a QI column (``own``: the records' leaf
+    codes in the original, in record order) is the record's missing value where the
+    original had none (``missing = "keep"``: the missing-value leaf, ``lo = hi =
+    missing_leaf``), else a suppressed cell (the whole domain, as sdcMicro publishes a
+    suppressed value: ``NA``).  In any other column (``own`` None) it is refused."""
     inv, uniq = pd.factorize(values, use_na_sentinel=True)
-    if (inv < 0).any():
-        raise SdcevalError(f"release column {column!r} has {int((inv < 0).sum())} missing "
+    labels = [str(u).strip() for u in uniq]
+    blank = np.array([lab == "" for lab in labels] + [True], dtype=bool)
+    empty = blank[inv]  # inv = -1 (a missing value) reads the last entry
+    if empty.any() and own is None:
+        raise SdcevalError(f"release column {column!r} has {int(empty.sum())} missing "
                            "value(s); a released cell is a value, a label or '*'")
     known = _label_ranges(h)
-    ranges = np.array([_label_cell(h, str(u).strip(), known, column) for u in uniq],
-                      dtype=np.int64).reshape(-1, 2)
-    cell_of_label = pd.factorize(ranges[:, 0] * h.n_leaves + ranges[:, 1])[0]
-    return ranges[inv, 0], ranges[inv, 1], cell_of_label[inv]
+    ranges = np.array([(0, 0) if lab == "" else _label_cell(h, lab, known, column)
+                       for lab in labels] + [(0, 0)], dtype=np.int64).reshape(-1, 2)
+    lo, hi = ranges[inv, 0], ranges[inv, 1]
+    if empty.any():
+        lo, hi = lo.copy(), hi.copy()
+        ml = h.missing_leaf
+        was_missing = (np.asarray(own) == ml) if ml is not None else np.zeros(len(lo), bool)
+        lo[empty] = np.where(was_missing[empty], ml if ml is not None else 0, 0)
+        hi[empty] = np.where(was_missing[empty], ml if ml is not None else 0,
+                             h.n_leaves - 1)
+    cell_id = pd.factorize(lo * h.n_leaves + hi)[0].astype(np.int64)
+    return lo, hi, cell_id
 
 
 def class_ids(keys: list[np.ndarray]) -> np.ndarray:
@@ -172,7 +194,10 @@ def published_cells(dataset, frame: pd.DataFrame, cells: dict | None = None) -> 
     cells = dict(cells or {})
     columns = [q for q in dataset.schema.qis if q in frame.columns]
     columns += numeric_label_columns(dataset, frame)
-    return {c: cells[c] if c in cells else _cells(dataset.hierarchy(c), frame[c], c)
+    qis = set(dataset.schema.qis)
+    return {c: cells[c] if c in cells else
+            _cells(dataset.hierarchy(c), frame[c], c,
+                   own=dataset.codes(c) if c in qis and len(frame) == dataset.n else None)
             for c in columns}
 
 

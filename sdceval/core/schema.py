@@ -21,8 +21,12 @@ household-aware methods change them for all members alike (issue 29 item 4).
 
 A schema also says what to do with records holding a missing value in a column it uses
 (any role but ``identifier`` and ``ignore``): ``missing = "refuse"`` (the default: the
-data set is refused, with the columns and counts named) or ``"drop"`` (those records are
-removed, and the data set says how many: `Dataset.messages`).
+data set is refused, with the columns and counts named), ``"drop"`` (those records are
+removed, and the data set says how many: `Dataset.messages`) or ``"keep"`` (a survey's
+item non-response: records with missing values in *categorical* quasi-identifiers are
+kept, the missing value a leaf of its own of the QI's hierarchy, matching every category
+in the population risks as sdcMicro's ``NA``; a missing value in any other used column
+is still refused: `sdceval.core.dataset.Dataset`).
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ ROLES = ("qi", "sensitive", "numeric", "label", "passthrough", "weight", "househ
 #: roles whose columns are neither used nor published (nor checked for missing values)
 UNUSED_ROLES = ("identifier", "ignore")
 #: what to do with records holding a missing value in a used column (``missing = ...``)
-MISSING_POLICIES = ("refuse", "drop")
+MISSING_POLICIES = ("refuse", "drop", "keep")
 KINDS = ("numeric", "categorical")
 #: roles that hold one column at most (a one-element list is accepted, pycanon's convention)
 SINGLE_ROLES = ("sensitive", "label", "weight", "household")
@@ -114,7 +118,8 @@ def missing_policy(value, where: str = "schema") -> str:
     if value not in MISSING_POLICIES:
         raise SdcevalError(
             f"{where}: missing = {plain(value)!r}: the policy for records with missing "
-            "values is \"refuse\" (the default) or \"drop\"."
+            "values is \"refuse\" (the default), \"drop\" or \"keep\" (categorical "
+            "quasi-identifiers only)."
             + suggest(str(value), MISSING_POLICIES))
     return value
 

@@ -67,7 +67,7 @@ def schema_toml(ds: Dataset, data: str | None = None, missing: str | None = None
     out.append(f"household_keys = {_toml_list(s.household_keys)}  # quasi-identifiers "
                "equal for every member of a household (checked)")
     out.append(f"missing = {_toml_str(missing)}  # records with a missing value in a "
-               "used column: \"refuse\" or \"drop\"")
+               "used column: \"refuse\", \"drop\" or \"keep\" (categorical QIs)")
     out += ["", "[hierarchies]  # ARX layout: one row per leaf, one label per level up to *"]
     built, other = [], []
     for c in s.columns:

@@ -12,6 +12,14 @@ the whole range of an interval hierarchy by its lowest node covering it, e.g.
 cells are the record's own value (``lo = hi = code``, the leaf's label).  Nothing else
 changes; records are never dropped.
 
+Missing values of the original (``missing = "keep"``: the missing-value leaf of the
+QI's hierarchy, `sdceval.core.hierarchy.Hierarchy.missing_leaf`) are ``NA`` from the
+start, as in sdcMicro: they match every value when frequencies are counted, are never
+suppressed again and are not counted as suppressions; they are published as they were
+(the empty missing-value label, ``lo = hi = missing_leaf``), so a release tells an
+original missing value from a suppressed one (``*``), as sdcMicro's reports do (its
+counts of suppressions exclude the ``NA`` of the input).
+
 Frequencies with missing values: sdcMicro's ``freqCalc`` with ``alpha = 1`` (its
 default; `sdceval.privacy.population_risk.frequencies`, where the rules are stated).  A
 suppressed value matches every value: the frequency ``f`` of a record is the number of
@@ -472,12 +480,18 @@ def local_suppression(dataset, *, seed, target, k, risk, importance, combs) -> R
     hs = [dataset.hierarchy(q) for q in qis]
     X = np.stack([np.asarray(dataset.codes(q), dtype=np.int64) for q in qis], axis=1)
     radix = np.array([h.n_leaves + 1 for h in hs], dtype=np.int64)
+    # a missing value of the original (missing = "keep") is sdcMicro's NA from the
+    # start: it matches every value, and is never suppressed nor counted again
+    absent = np.column_stack([X[:, j] == h.missing_leaf if h.missing_leaf is not None
+                              else np.zeros(len(X), dtype=bool)
+                              for j, h in enumerate(hs)])
+    X_in = np.where(absent, MISSING, X)
     hkeys = list(getattr(dataset.schema, "household_keys", None) or [])
     households = getattr(dataset, "households", None) if hkeys else None
-    out, run = suppress(X, radix, k=k, risk=risk, importance=imp, combs=sizes,
+    out, run = suppress(X_in, radix, k=k, risk=risk, importance=imp, combs=sizes,
                         weights=getattr(dataset, "weights", None), households=households,
                         household_cols=[qis.index(q) for q in hkeys], who=who)
-    gone = out == MISSING
+    gone = (out == MISSING) & ~absent
     cells, frame = {}, {}
     for j, (q, h) in enumerate(zip(qis, hs)):
         code, m = X[:, j], h.n_leaves
@@ -485,7 +499,8 @@ def local_suppression(dataset, *, seed, target, k, risk, importance, combs) -> R
         # the leaf's label, or the root's (the whole domain) for a suppressed value
         labels = np.append(h.labels[0], h.labels[-1][0]).astype(object)
         frame[q] = labels[np.where(gone[:, j], m, code)]
-    classes = patterns(out, radix)[1].astype(np.int64)
+    # classes of the published labels: a missing value (its leaf) is not a '*'
+    classes = patterns(np.where(gone, MISSING, X), radix)[1].astype(np.int64)
     import pandas as pd  # here, not at the top: `sdceval list methods` loads no pandas
     per_key = {q: int(s) for q, s in zip(qis, gone.sum(axis=0))}
     target = {"risk": risk} if risk is not None else {"k": DEFAULT_K if k is None else k}

@@ -47,8 +47,15 @@ which cancels in step 2, so the matrices agree; it keeps only the last stratum's
 of each key in its result, here every stratum's is published; a key of one category
 keeps its value (sdcMicro computes ``α d + 1 - α``, not a probability, for it); a user
 matrix's rows must sum to 1 within 1e-9 (sdcMicro: within machine epsilon), and its
-categories may come in any order; missing values do not occur (a data set refuses or
-drops them).
+categories may come in any order.
+
+Missing values (``missing = "keep"``, a survey's item non-response): a record whose key
+is missing keeps it missing, as sdcMicro's ``pram`` leaves ``NA``: the missing value
+(the last leaf of the key's hierarchy, `sdceval.core.hierarchy.Hierarchy.missing_leaf`)
+is no category of the invariant matrix (``L`` counts the observed categories only, the
+distribution ``p`` is that of the records with a value, and no record is drawn into
+it); the published matrix keeps it as a row and column of the identity, so it says
+that a missing value stays missing.  Its records draw no uniform.
 
 The release (kind ``generalized``): each PRAM-ed key as an exact cell ``lo = hi`` =
 the code of the *published* category, which need not be the record's own (the risk
@@ -414,16 +421,34 @@ def pram(dataset, *, seed, pd, alpha, variables, strata, matrix) -> Release:
                 f"pram: {n_strata} strata x {L} categories of {q!r} need {n_strata} "
                 f"matrices of {L} x {L}, more than {MAX_MATRIX_ENTRIES:.0e} entries; "
                 "stratify by fewer columns or recode the key first")
+        # a missing value (missing = "keep": the last leaf) stays missing and is no
+        # category of the matrix: its row is the identity, no unit is drawn into it,
+        # and its units draw nothing (sdcMicro's pram leaves NA as NA)
+        ml = h.missing_leaf
+        drawn = np.ones(len(unit_code), dtype=bool) if ml is None else unit_code != ml
+        Lc = L if ml is None else L - 1
         if q in specs:
-            m = user_matrix(specs[q], h, codes, q)
+            m = user_matrix(specs[q], h, codes[codes != ml] if ml is not None else codes,
+                            q)
+            if ml is not None and (m[:, ml].sum() != 1.0 or m[ml, ml] != 1.0):
+                raise SdcevalError(
+                    f"pram: the transition matrix of {q!r} names the missing value; a "
+                    "missing value stays missing and is no category of the matrix: "
+                    "leave it out")
             mats = np.broadcast_to(m, (n_strata, L, L))
         else:
-            counts = np.bincount(unit_stratum * L + unit_code,
+            counts = np.bincount(unit_stratum[drawn] * L + unit_code[drawn],
                                  minlength=n_strata * L).reshape(n_strata, L)
-            diag = pd + (1.0 - pd) * seed.random((n_strata, L))
-            mats = invariant_matrix(counts, diag, alpha)
-        new = draw_categories(np.ascontiguousarray(mats).reshape(n_strata * L, L),
-                              unit_stratum * L + unit_code, seed.random(len(unit_code)))
+            diag = pd + (1.0 - pd) * seed.random((n_strata, Lc))
+            mats = invariant_matrix(counts[:, :Lc], diag, alpha)
+            if ml is not None:
+                core, mats = mats, np.zeros((n_strata, L, L))
+                mats[:, :Lc, :Lc] = core
+                mats[:, ml, ml] = 1.0
+        new = unit_code.copy()
+        new[drawn] = draw_categories(np.ascontiguousarray(mats).reshape(n_strata * L, L),
+                                     (unit_stratum * L + unit_code)[drawn],
+                                     seed.random(int(drawn.sum())))
         if back is not None:
             new = new[back]
         cells[q] = (new, new)

@@ -409,16 +409,22 @@ def release_keys(dataset, release) -> np.ndarray:
     per QI of ``dataset`` (its order), the code of each record's published cell
     ``(lo, hi)`` — records grouped by equal cells, as sdcMicro groups equal categories —
     and ``-1`` (sdcMicro's ``NA``, matching every category) where the cell is the whole
-    domain ``(0, m-1)`` (local suppression, or a record suppressed as a whole).
-    Differently generalized cells that overlap are different categories here (only the
-    whole domain is a wildcard), as in sdcMicro, where a recoded category is a category."""
+    domain ``(0, m-1)`` (local suppression, or a record suppressed as a whole) or the
+    missing-value leaf ``lo = hi = missing_leaf`` (a missing value of the original kept
+    by ``missing = "keep"``, `Hierarchy.missing_leaf`: sdcMicro's ``NA`` too, counted
+    with ``alpha``).  Differently generalized cells that overlap are different categories
+    here (only the whole domain is a wildcard), as in sdcMicro, where a recoded category
+    is a category."""
     qis = list(dataset.schema.qis)
     keys = np.empty((release.n, len(qis)), dtype=np.int64)
     for j, q in enumerate(qis):
         lo, hi = release.cells[q]
-        m = dataset.hierarchy(q).n_leaves
+        h = dataset.hierarchy(q)
+        m = h.n_leaves
         code = lo.astype(np.int64) * m + hi
         code[(lo == 0) & (hi == m - 1)] = -1
+        if h.missing_leaf is not None:
+            code[(lo == h.missing_leaf) & (hi == h.missing_leaf)] = -1
         keys[:, j] = code
     if release.suppressed is not None and release.suppressed.any():
         keys[release.suppressed] = -1
