@@ -336,12 +336,14 @@ def test_measure_reads_whole_domain_cells_as_missing():
 
 def test_measure_registered_and_refuses_perturbative():
     spec = MEASURES.get("suda2")
-    assert set(spec.kinds) == {"generalized", "bucketized", "composite"}
+    # perturbative releases are read with numeric keys (tests/test_population_keys.py)
+    assert set(spec.kinds) == {"generalized", "bucketized", "composite", "perturbative"}
     df = pd.DataFrame({"a": list("xxyy"), "b": list("pqpq"), "x": [1.0, 2.0, 3.0, 4.0]})
     ds = as_dataset(df, qi=["a", "b"], numeric=["x"])
     rel = Release.perturbative(ds, ds.frame[["x"]], method="toy")
-    with pytest.raises(SdcevalError, match="does not apply to a perturbative"):
-        suda2_measure(ds, rel)
+    # the QIs it does not publish are missing: no record has an MSU
+    m = suda2_measure(ds, rel)
+    assert m.details["unpublished_keys"] == ["a", "b"] and m.details["special_uniques"] == 0
     with pytest.raises(SdcevalError, match="dis_fraction"):
         suda2_measure(ds, exact_release(ds), dis_fraction=1.5)
 

@@ -190,8 +190,10 @@ SURVEY_RISK = "individual_risk"
 def default_risk(dataset, methods=()) -> str:
     """``individual_risk`` (the population's global risk) on a survey whose candidates
     all publish keys it reads, else ``reidentification`` (module notes)."""
-    if survey(dataset) and all(get_method(m).kind in get_measure(SURVEY_RISK).kinds
-                               for m in methods):
+    # the kinds whose QIs it reads with its default keys (a perturbative release is
+    # read with numeric keys only: `sdceval.measures.population_risk`)
+    from sdceval.measures.population_risk import CELL_KINDS
+    if survey(dataset) and all(get_method(m).kind in CELL_KINDS for m in methods):
         return SURVEY_RISK
     return "reidentification"
 

@@ -13,6 +13,15 @@ protection (every record stays compatible with every record it was compatible wi
 the published classes are then the distinct combinations of cells, so a class may hold
 fewer records than the method's own classes while each record stays compatible with
 at least as many (as local suppression's guarantee is stated).
+
+A method that suppresses whole records (full-domain generalization's suppression rule)
+publishes a suppressed record's household-level keys as ``*`` while its household mates
+keep theirs: the household is split too.  `close_suppression` closes the suppression
+over households instead: the household of every suppressed record is suppressed whole,
+and a class that the removed mates leave failing its requirement (too small) is
+suppressed in turn, to a fixed point.  Suppressing more records never lowers protection
+(a ``*`` row matches every record); the cost is records, which the method counts against
+its suppression limit (`sdceval.methods.generalization`).
 """
 from __future__ import annotations
 
@@ -63,6 +72,34 @@ def household_hull(dataset, cells: dict) -> tuple[dict, bool]:
     return out, changed
 
 
+def close_suppression(classes: np.ndarray, suppressed: np.ndarray,
+                      households: np.ndarray, class_ok) -> np.ndarray:
+    """The smallest superset of ``suppressed`` closed over households (module notes):
+    a household with a suppressed member is suppressed whole, and every class ``c``
+    with records left for which ``class_ok(kept)[c]`` is false (``kept``: the records
+    not suppressed; e.g. fewer than ``k`` of them in ``c``) is suppressed, repeated
+    until nothing changes.  ``classes``: class id ``0..C-1`` per record;
+    ``households``: non-negative household codes per record.  Each round is two
+    bincounts over the records; rounds only add records, so at most ``n`` of them run
+    (a few on real files).  Returns a new array; ``suppressed`` is not changed."""
+    classes = np.asarray(classes, dtype=np.int64)
+    households = np.asarray(households, dtype=np.int64)
+    supp = np.array(suppressed, dtype=bool)
+    if not supp.any():
+        return supp
+    n_households = int(households.max()) + 1
+    while True:
+        hit = np.bincount(households, weights=supp, minlength=n_households) > 0
+        new = hit[households]
+        kept = ~new
+        present = np.bincount(classes[kept], minlength=int(classes.max()) + 1) > 0
+        bad = present & ~np.asarray(class_ok(kept), dtype=bool)
+        new |= bad[classes]
+        if np.array_equal(new, supp):
+            return supp
+        supp = new
+
+
 def cell_classes(cells: dict, qis) -> np.ndarray:
     """Class ids 0..C-1 of the distinct combinations of the records' cells (both ends of
     every QI's cell: `sdceval.core.release_io.class_ids`)."""
@@ -70,4 +107,4 @@ def cell_classes(cells: dict, qis) -> np.ndarray:
     return class_ids([np.asarray(part, dtype=np.int64) for q in qis for part in cells[q]])
 
 
-__all__ = ["cell_classes", "household_hull", "lowest_cover"]
+__all__ = ["cell_classes", "close_suppression", "household_hull", "lowest_cover"]

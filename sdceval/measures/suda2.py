@@ -20,11 +20,19 @@ is the value because it moves with every record's score (a share above a band ed
 and because it is the plain aggregate of the per-record scores that paired comparisons
 read.
 
-The keys are the release's QIs as published (`sdceval.privacy.population_risk.release_keys`,
-as for ``individual_risk``): each record's cell, the whole domain being a missing value
-(sdcMicro's ``NA``: an item that is missing is in no MSU).  Every release that carries
-QI cells is read: generalized (recoded, locally suppressed, PRAM-ed), bucketized (exact
-QIs) and whole-file (composite) releases.
+The keys (``keys``; default every QI) are read as for ``individual_risk``
+(`sdceval.measures.population_risk.key_array`): a QI by its published cell, the whole
+domain being a missing value (sdcMicro's ``NA``: an item that is missing is in no MSU).
+Every release that carries QI cells is read: generalized (recoded, locally suppressed,
+PRAM-ed), bucketized (exact QIs) and whole-file (composite) releases.  A numeric
+attribute named in ``keys`` is read as categories: a masked number by its released
+value, an interval by its cell, an attribute the release does not publish as missing
+(``details["unpublished_keys"]``); perturbative releases are read too (with the default
+keys, which they do not publish, no record has an MSU).  A perturbed number is read as if
+it were true (sdcMicro's reading of a microaggregated key variable): an intruder
+matches numbers approximately, so perturbing one does not break the match, and this
+reading never overstates protection.  SUDA2 reads the published keys only (no PRAM
+correction), as sdcMicro does.
 """
 from __future__ import annotations
 
@@ -33,8 +41,13 @@ import numpy as np
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures.population_risk import CELL_KINDS
-from sdceval.privacy.population_risk import release_keys
+from sdceval.measures.population_risk import (
+    KEY_KINDS,
+    KEYS,
+    check_keys,
+    key_array,
+    unpublished_keys,
+)
 from sdceval.privacy.suda2 import MIN_KEYS
 from sdceval.privacy.suda2 import suda2 as suda2_scores
 
@@ -68,18 +81,18 @@ def dis_bands(dis: np.ndarray) -> dict[str, int]:
 
 
 @register_measure(
-    "suda2", category="risk", direction="lower_is_better", kinds=CELL_KINDS,
-    needs=("qis", "cells"), aggregate="mean",
+    "suda2", category="risk", direction="lower_is_better", kinds=KEY_KINDS,
+    aggregate="mean", data_check=check_keys,
     no_partial="minimal sample uniques are unique against every record of the file",
     label="mean DIS-SUDA score (special uniques)", unit="",
-    params=[MAX_SIZE, DIS_FRACTION, ORIGINAL_SCORES, THRESHOLD],
+    params=[MAX_SIZE, DIS_FRACTION, ORIGINAL_SCORES, THRESHOLD, KEYS],
     description="sdcMicro's suda2 on the released keys: minimal sample uniques, SUDA "
                 "score and DIS-SUDA score per record (the probability that a unique match "
                 "is correct); value = mean DIS-SUDA score, details: records per DIS band "
                 "(sdcMicro's print), attribute contributions, special uniques")
 def suda2(dataset, release: Release, *, max_size: int | None = None,
           dis_fraction: float = 0.01, original_scores: bool = True,
-          threshold: float = 0.1) -> Measurement:
+          threshold: float = 0.1, keys=()) -> Measurement:
     """``mean_i dis_i``, ``dis_i`` record ``i``'s DIS-SUDA score on the release's keys
     (module notes; `sdceval.privacy.suda2`).
 
@@ -87,7 +100,7 @@ def suda2(dataset, release: Release, *, max_size: int | None = None,
     -------
     Measurement
         ``per_record`` ``dis_i``; ``details``: ``dis_bands`` (records per band, sdcMicro's
-        print), ``attribute_contributions`` (percent of the total SUDA score per QI,
+        print), ``attribute_contributions`` (percent of the total SUDA score per key,
         empty when no record has an MSU), ``special_uniques`` (records with an MSU),
         ``sample_uniques`` (records unique on all keys), ``pairs`` (records sharing their
         key combination with exactly one other), ``msus_by_size`` (MSUs found per size),
@@ -96,12 +109,12 @@ def suda2(dataset, release: Release, *, max_size: int | None = None,
         ``original_scores``; ``note`` with fewer than 3 QIs (scored as sdcMicro pads
         them).
     """
-    keys = release_keys(dataset, release)
+    keys, cols = key_array(dataset, release, keys, "measure 'suda2'")
     r = suda2_scores(keys, max_size=max_size, dis_fraction=dis_fraction,
                      original_scores=original_scores)
     n = len(r.score)
     special = r.score > 0
-    attr = ({q: float(c) for q, c in zip(dataset.schema.qis, r.attribute_contributions)}
+    attr = ({q: float(c) for q, c in zip(cols, r.attribute_contributions)}
             if special.any() else {})
     dis = r.dis_score
     return Measurement("suda2", float(dis.mean()) if n else 0.0, dis, details={
@@ -113,7 +126,8 @@ def suda2(dataset, release: Release, *, max_size: int | None = None,
         "mean_suda_score": float(r.score.mean()) if n else 0.0,
         "above_threshold": int((dis > threshold).sum()), "threshold": threshold,
         "dis": r.dis if np.isfinite(r.dis) else None, "max_size": r.max_size,
-        "dis_fraction": dis_fraction, "original_scores": original_scores,
+        "dis_fraction": dis_fraction, "original_scores": original_scores, "keys": cols,
+        "unpublished_keys": unpublished_keys(dataset, release, cols),
         **({"note": f"{keys.shape[1]} key(s): scored as sdcMicro does, as if constant "
                     "keys made them 3 (sdcMicro warns its result might be wrong)"}
            if keys.shape[1] < MIN_KEYS else {})})

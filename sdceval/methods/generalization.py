@@ -47,6 +47,23 @@ and the search handles lattices of millions of nodes (9 numeric QIs with automat
 6-level hierarchies: 10 077 696 nodes; benchmarks/bench_lattice_search.py).  A long
 search shows a progress bar (`sdceval.core.progress`).
 
+Households (issue 29 item 4).  When the data set has a household role and
+household-level keys, a suppressed record's household would be split (its members
+published with ``*`` and with their keys): `rule_node` closes the suppression over
+households (`sdceval.core.households.close_suppression`): the household of every
+suppressed record is suppressed whole, and a class that the removed mates leave with
+fewer records than the node's smallest kept class ``k``, or failing a model, is
+suppressed in turn, to a fixed point (numpy bincounts per round).  ``Node.k`` is then
+the smallest class left, never below the rule's.  The search counts the suppressed
+records of a node from its class table, without households (counting them needs the
+records: a few bincounts over them per node), so the closure is applied to the node
+chosen.  When it takes the suppression past ``max_suppression``, the method applies the
+rule (and reruns the search, with a model) under the largest smaller limit, found by
+bisection, whose closed suppression fits; with none (a model no node satisfies without
+suppression) it raises an error.  The release never exceeds the user's limit; its
+``info["household_closure"]`` gives the records the closure added and the rule's limit
+used, and ``info["search"]["value"]`` stays the search's value (without the closure).
+
 Building blocks: `rule_node` (a node under either rule, its classes from the lattice
 engine, `sdceval.lattice.engine`), `evaluate_node` (the same under Dewri's rule),
 `suppression_threshold` (Dewri's ``s*`` of one node's class sizes), `node_cells`,
@@ -72,11 +89,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
+from sdceval.core.households import close_suppression
 from sdceval.core.registry import Param, register_method
 from sdceval.core.release import Release
 from sdceval import privacy
 from sdceval.lattice.suppression import (DEFAULT_MAX_SUPPRESSION, DEFAULT_RULE,
-                                         MAX_SUPPRESSION, SUPPRESSION_RULE)
+                                         MAX_SUPPRESSION, SUPPRESSION_RULE, limit_records)
 from sdceval.lattice.suppression import dewri_threshold as suppression_threshold
 
 # -- lattice -------------------------------------------------------------------------
@@ -192,7 +210,10 @@ class Node:
     k : int
         Smallest kept class (``j + 1`` of the rule).
     eta : float
-        Suppression limit in records.
+        Suppression limit in records (of the rule as applied).
+    household_added : int
+        Records suppressed beyond the rule's classes to close the suppression over
+        households (`sdceval.core.households.close_suppression`; module notes).
     """
 
     levels: tuple
@@ -202,6 +223,7 @@ class Node:
     cells: dict | None
     k: int
     eta: float
+    household_added: int = 0
 
     @property
     def n_suppressed(self) -> int:
@@ -272,12 +294,25 @@ def rule_node(dataset, levels: Sequence[int], rule: str = DEFAULT_RULE,
     raw = engine.record_classes(table)
     keep = out.kept
     supp = ~keep[raw]
+    k = int(out.k[0])
+    added = 0
+    if supp.any() and dataset.households is not None and dataset.schema.household_keys:
+        closed = close_suppression(raw, supp, dataset.households,
+                                   _class_requirement(dataset, raw, table, k, models,
+                                                      ctx.table_dist))
+        added = int(closed.sum() - supp.sum())
+        if added:
+            supp = closed
+            left = np.bincount(raw[~supp], minlength=len(table.sizes))
+            keep = left > 0
+            k = int(left[keep].min()) if keep.any() else dataset.n
     relabel = np.cumsum(keep) - 1
     n_kept = int(keep.sum())
     relabel[~keep] = n_kept
-    out_sizes = table.sizes[keep]
+    sizes = np.bincount(raw[~supp], minlength=len(table.sizes))
+    out_sizes = sizes[keep]
     if supp.any():
-        out_sizes = np.r_[out_sizes, int(table.sizes[~keep].sum())]
+        out_sizes = np.r_[out_sizes, int(supp.sum())]
     cell_map = None
     if cells:
         cell_map = {}
@@ -285,8 +320,42 @@ def rule_node(dataset, levels: Sequence[int], rule: str = DEFAULT_RULE,
             if supp.any():  # lo, hi are fresh arrays (fancy indexing)
                 lo[supp], hi[supp] = 0, dataset.hierarchy(q).n_leaves - 1
             cell_map[q] = (lo, hi)
-    return Node(levels, relabel[raw], out_sizes, supp, cell_map, int(out.k[0]),
-                float(rule_obj.records(dataset.n)))
+    return Node(levels, relabel[raw], out_sizes, supp, cell_map, k,
+                float(rule_obj.records(dataset.n)), added)
+
+
+def _class_requirement(dataset, raw, table, k: int, models, table_dist):
+    """``class_ok(kept)`` of `close_suppression` for a node whose rule kept classes of
+    at least ``k`` records satisfying ``models``: per class, the records of ``kept`` in
+    it still number ``k`` or more and still satisfy every model (the class's sensitive
+    counts recounted over those records)."""
+    from sdceval.lattice.batch import ClassBatch
+    from sdceval.lattice.suppression import class_satisfied
+
+    n_classes = len(table.sizes)
+    sens = dataset.schema.sensitive
+    s_codes = (np.asarray(dataset.codes(sens), dtype=np.int64) if sens is not None
+               else None)
+    n_s = dataset.hierarchy(sens).n_leaves if sens is not None else 0
+
+    def ok(kept):
+        sizes = np.bincount(raw[kept], minlength=n_classes)
+        good = sizes >= k
+        if not models:
+            return good
+        pairs = {}
+        if s_codes is not None:
+            counts = np.bincount(raw[kept] * n_s + s_codes[kept],
+                                 minlength=n_classes * n_s)
+            flat = np.flatnonzero(counts)
+            pairs = {"pair_class": flat // n_s, "pair_value": flat % n_s,
+                     "pair_count": counts[flat], "n_sensitive": n_s}
+        batch = ClassBatch(np.zeros((1, 0), dtype=np.int64),
+                           np.array([0, n_classes], dtype=np.int64), sizes,
+                           np.zeros((0, n_classes), dtype=np.int64), **pairs)
+        # an emptied class is no class: the models are asked about the others only
+        return good & (class_satisfied(batch, models, table_dist) | (sizes == 0))
+    return ok
 
 
 def search_node(dataset, models: Sequence, rule: str = DEFAULT_RULE,
@@ -389,24 +458,60 @@ def generalization(dataset, *, seed, levels, models, max_suppression, suppressio
             "node, not both")
     from sdceval.lattice import NodeEngine
 
-    search = None
     qi_heights(dataset)  # a data set without QIs: the method's own message
     engine = NodeEngine(dataset)
     models = privacy.bind_models(dataset, models, "generalization")
-    if wants_search:
-        node_levels, result = search_node(dataset, models, suppression_rule,
-                                          max_suppression, metric, engine=engine)
-        search = {"metric": metric, "value": result.value,
-                  "ties": [list(v) for v in result.ties],
-                  "nodes_checked": result.checked, "lattice_size": result.lattice_size,
-                  "seconds": result.seconds,
-                  "models": [m.describe() for m in models]}
-    else:
-        node_levels = parse_levels(dataset, levels)
-    node = rule_node(dataset, node_levels, suppression_rule, max_suppression, models,
-                     engine=engine)
+    eta = limit_records(max_suppression, dataset.n)
+
+    def attempt(limit):
+        """The node (searched under ``limit`` with a model) and its search record."""
+        found = None
+        if wants_search:
+            at, result = search_node(dataset, models, suppression_rule, limit, metric,
+                                     engine=engine)
+            found = {"metric": metric, "value": result.value,
+                     "ties": [list(v) for v in result.ties],
+                     "nodes_checked": result.checked,
+                     "lattice_size": result.lattice_size, "seconds": result.seconds,
+                     "models": [m.describe() for m in models]}
+        else:
+            at = parse_levels(dataset, levels)
+        return rule_node(dataset, at, suppression_rule, limit, models,
+                         engine=engine), found
+
+    node, search = attempt(max_suppression)
+    rule_limit = eta
+    if node.household_added and node.n_suppressed > eta:
+        # whole households take the suppression past the user's limit: the largest
+        # limit of the rule (by bisection) whose household-closed suppression fits
+        # (module notes, "Households")
+        first, best, fits, fails = node, None, -1, eta
+        while fails - fits > 1:
+            mid = (fits + fails) // 2
+            try:
+                cand = attempt(float(mid))
+            except SdcevalError:  # no node satisfies the models under this limit
+                fails = mid
+                continue
+            if cand[0].n_suppressed <= eta:
+                fits, best = mid, cand
+            else:
+                fails = mid
+        if best is None:
+            raise SdcevalError(
+                f"generalization: suppressing whole households (role "
+                f"{dataset.schema.household!r}) at node {list(first.levels)} suppresses "
+                f"{first.n_suppressed} records, more than max_suppression="
+                f"{max_suppression:g} ({eta} records), under any smaller limit of the "
+                f"{suppression_rule!r} rule too; raise max_suppression or choose a more "
+                "general node (levels)")
+        (node, search), rule_limit = best, fits
+    node.eta = float(eta)
     release = node_release(dataset, node)
     release.info["rule"] = suppression_rule
+    if dataset.households is not None and dataset.schema.household_keys:
+        release.info["household_closure"] = {
+            "added": node.household_added, "rule_limit": rule_limit}
     if search is not None:
         release.info["search"] = search
     return release
