@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_layer_contract_holds():
     # the [importlinter] contract in setup.cfg: cli > experiments > compare > catalog >
-    # methods | measures > lattice > privacy > core (compare | pbg over vectors over catalog); in-function imports count too
+    # methods | measures > lattice > privacy > core (compare | pbg over vectors | guidelines
+    # over catalog); in-function imports count too
     code = importlinter_cli.lint_imports(config_filename=str(ROOT / "setup.cfg"))
     assert code == 0, "import-linter contract broken: run `lint-imports` for the details"
 

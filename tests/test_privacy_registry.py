@@ -45,7 +45,7 @@ def test_flags_per_model():
     flags = {n: (model_class(n).monotone_generalization, model_class(n).monotone_suppression)
              for n in model_names()}
     assert flags == {"k": (True, True), "l": (True, False), "t": (True, False),
-                     "delta": (True, False), "cl": (True, False)}
+                     "delta": (True, False), "cl": (True, False), "kmap": (True, True)}
     # the instance refines the class: distinct ℓ-diversity is monotone with suppression
     assert make_model("l", l=3, variant="distinct").monotone_suppression is True
     assert make_model("l", l=3, variant="entropy").monotone_suppression is False

@@ -1,5 +1,5 @@
-"""Command-line interface: ``sdceval list|anonymize|evaluate|compare|run|hierarchy|tradeoff|
-lattice|vectors|pbg``.
+"""Command-line interface: ``sdceval list|anonymize|evaluate|check|compare|run|hierarchy|
+tradeoff|lattice|vectors|pbg|verify``.
 
 ``sdceval compare`` with no options runs the main job on the bundled ``census`` data:
 MDAV, correlated noise, multiplicative noise and rank swapping matched to the linkage
@@ -39,9 +39,10 @@ import threading
 import time
 import warnings
 
-from sdceval.cli import (anonymize, compare, evaluate, hierarchy, lattice, listing, pbg,
-                         results, run, tradeoff, vectors)
+from sdceval.cli import (anonymize, check, compare, evaluate, hierarchy, lattice, listing,
+                         pbg, results, run, tradeoff, vectors, verify)
 from sdceval.cli.anonymize import cmd_anonymize
+from sdceval.cli.check import cmd_check
 from sdceval.cli.common import BUNDLED_NAMES, PLUGINS_ENV, _add_common_options, _HelpFormatter
 from sdceval.cli.compare import cmd_compare
 from sdceval.cli.evaluate import cmd_evaluate
@@ -53,6 +54,7 @@ from sdceval.cli.results import cmd_results
 from sdceval.cli.run import cmd_run
 from sdceval.cli.tradeoff import cmd_tradeoff
 from sdceval.cli.vectors import cmd_vectors
+from sdceval.cli.verify import cmd_verify
 from sdceval.core import interrupts, processes, threads
 from sdceval.core.errors import SdcevalError
 from sdceval.core.processes import Terminated
@@ -61,17 +63,18 @@ from sdceval.core.processes import end_children as _end_children
 from sdceval.core.processes import signal_handling as _signal_handling
 
 __all__ = ["BUNDLED_NAMES", "COMMANDS", "EXIT_ERROR", "EXIT_SIGINT", "EXIT_SIGPIPE",
-           "EXIT_SIGTERM", "Terminated", "build_parser", "cmd_anonymize", "cmd_compare",
+           "EXIT_SIGTERM", "Terminated", "build_parser", "cmd_anonymize", "cmd_check",
+           "cmd_compare",
            "cmd_evaluate", "cmd_hierarchy", "cmd_lattice", "cmd_list", "cmd_pbg", "cmd_results",
            "cmd_run",
-           "cmd_tradeoff", "cmd_vectors", "direction_words", "main"]
+           "cmd_tradeoff", "cmd_vectors", "cmd_verify", "direction_words", "main"]
 
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
 
 # the subcommands, in the order ``sdceval --help`` lists them: a command is a module
 # whose ``add_parser(sub)`` adds its subparser, options and function
-COMMANDS = (listing, anonymize, evaluate, compare, run, results, hierarchy, tradeoff, lattice,
-            vectors, pbg)
+COMMANDS = (listing, anonymize, evaluate, check, compare, run, results, hierarchy, tradeoff,
+            lattice, vectors, pbg, verify)
 
 
 def build_parser() -> argparse.ArgumentParser:

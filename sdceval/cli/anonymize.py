@@ -44,8 +44,28 @@ def add_parser(sub):
                        help="write the rows in record order (row i protects record i) and "
                             "no key: the order links rows to records, so such a file is "
                             "for analysis only, NOT to publish")
+    audit = s.add_argument_group("audit")
+    audit.add_argument("--guideline", action="append", default=[], metavar="NAME",
+                       help="a guideline profile to check the release against, "
+                            "repeatable: NAME (sdceval check --list) or a profile file, "
+                            "with check's settings after a colon (ema-0070:"
+                            "sampling_fraction=0.1, ema-0070:population=pop.csv); its "
+                            "verdicts on the original and on the release go into the "
+                            "certificate (default: none)")
+    audit.add_argument("--report", metavar="FILE",
+                       help="write an HTML anonymization report (the fields of the EMA "
+                            "Policy 0070 / Health Canada template) and the certificate "
+                            "(default: none)")
+    audit.add_argument("--report-measures", default=DEFAULT_REPORT_MEASURES,
+                       metavar="LIST",
+                       help="the utility measures of --report (those that apply to the "
+                            "release)")
     return s
 
+
+#: the utility measures of ``--report``: those of them that apply to the release are
+#: computed (cheap on every kind of release)
+DEFAULT_REPORT_MEASURES = "propensity,il1s,discernibility,avg_class_size"
 
 #: the roles a method of each release kind neither protects nor reads: their columns are
 #: dropped from its release (`sdceval.core.release.publishable_columns`), so missing
@@ -71,6 +91,14 @@ def cmd_anonymize(args) -> int:
             raise SdcevalError(f"--model: method {spec.name!r} enforces no privacy model; "
                                f"--model applies to {', '.join(takers)}")
         params["models"] = list(args.model)
+    # the certificate's and the report's names and the guidelines, before any work
+    from sdceval.experiments.certificate import (certificate_path_for,
+                                                 check_certificate_slot,
+                                                 remove_stale_certificate)
+    cert_path = certificate_path_for(args.out)
+    guidelines = _guidelines(args.guideline, cert_path)
+    check_certificate_slot(args.out, cert_path)
+    _check_report(args, ds, cert_path)
     t0 = time.perf_counter()
     rel = spec.apply(ds, params, seed=args.seed)
     dt = time.perf_counter() - t0
@@ -87,6 +115,7 @@ def cmd_anonymize(args) -> int:
                    "--keep or 'passthrough' in the schema)")
     for w in rel.info.get("warnings", []):
         warnings.warn(w)  # main() prints each distinct warning once
+    remove_stale_certificate(cert_path)  # of the release about to be replaced
     _say(args, f"writing {args.out}")
     out, key = write_release(rel, args.out, dataset=ds, seed=args.shuffle_seed,
                              keep_order=args.keep_order)
@@ -109,4 +138,110 @@ def cmd_anonymize(args) -> int:
     # prints it after the progress messages; nothing to do without kept columns)
     from sdceval.measures._kept_keys import warn
     warn(ds, rel, seed=args.seed)
+    try:
+        _certify(args, ds, spec, rel, params, out, key, cert_path, guidelines)
+    except BaseException:
+        # a release is never left without its certificate: a guideline that cannot be
+        # read on it (or an interrupt) removes the files just written
+        for p in (out, key, public_path_for(out) if public_parameters(rel) else None,
+                  cert_path):
+            if p is not None:
+                p.unlink(missing_ok=True)
+        raise
     return 0
+
+
+def _check_report(args, ds, cert_path) -> None:
+    """``--report`` where it cannot be written, or at the name of the release, its key,
+    its certificate or an input file, and a bad ``--report-measures``: an error before
+    anything is written."""
+    if not args.report:
+        return
+    from pathlib import Path
+
+    from sdceval.core.fileio import check_output, protected
+    from sdceval.core.release_order import key_path_for
+    check_output(args.report)
+    from sdceval.catalog import get_measure
+    from sdceval.compare.measure_text import parse_measure_list
+    for name, params in parse_measure_list(args.report_measures).values():
+        get_measure(name).resolve(params)  # a bad name or parameter: an error now
+    taken = {Path(p).resolve() for p in (args.out, key_path_for(args.out), cert_path)}
+    if Path(args.report).resolve() in taken | set(protected()):
+        raise SdcevalError(f"--report {args.report!r} is the release, its key, its "
+                           "certificate or an input file; choose another report file")
+
+
+def _guidelines(texts, cert_path) -> list[dict]:
+    """``--guideline NAME[:param=value,...]`` as the certificate records them: a profile
+    file (``.toml``) by its path from the certificate's folder, and hashed with the
+    other files."""
+    from pathlib import Path
+
+    from sdceval.compare.measure_text import parse_reference
+    from sdceval.core.fileio import protect
+    from sdceval.experiments.certificate import FILE_SETTINGS, shown_path
+    from sdceval.guidelines import get_profile
+    out = []
+    for text in texts:
+        name, overrides = parse_reference(text)
+        get_profile(name)  # an unknown name or a bad file: an error before any work
+        for k in FILE_SETTINGS:  # population tables: by their path from the certificate
+            if k in overrides:
+                if not Path(overrides[k]).is_file():
+                    raise SdcevalError(f"--guideline {text!r}: {k} file "
+                                       f"{overrides[k]!r} does not exist")
+                protect(overrides[k])
+                overrides[k] = shown_path(overrides[k], cert_path.resolve().parent)
+        if name.endswith(".toml"):
+            protect(name)
+            out.append({"guideline": shown_path(name, cert_path.resolve().parent),
+                        "overrides": overrides, "file": True})
+        else:
+            out.append({"guideline": name, "overrides": overrides})
+    return out
+
+
+def _certify(args, ds, spec, rel, params, out, key, cert_path, guidelines) -> None:
+    """The release's certificate beside it (`sdceval.experiments.certificate`): the
+    release read back from its file with its key, so what is certified is the file as
+    published; with ``--report``, the anonymization report."""
+    from pathlib import Path
+
+    from sdceval.cli.common import _read_options
+    from sdceval.core.release_io import read_release
+    from sdceval.core.release_public import public_path_for
+    from sdceval.experiments.certificate import (build_certificate, shown_path,
+                                                 write_certificate)
+    read = _read_options(args, UNUSED_BY_KIND[spec.kind], spec.name)
+    base = cert_path.resolve().parent
+    is_file = Path(args.data).exists()
+    if read["schema_file"]:
+        read["schema_file"] = shown_path(read["schema_file"], base)
+    configuration = {"command": "anonymize", "data": shown_path(args.data, base) if is_file
+                     else args.data, "data_is_file": is_file, "read": read,
+                     "method": spec.name, "params": params, "seed": args.seed,
+                     "keep_order": bool(args.keep_order),
+                     "row_order_seed_given": args.shuffle_seed is not None,
+                     "guidelines": guidelines, "release": Path(out).name}
+    if guidelines:
+        _say(args, "checking " + ", ".join(g["guideline"] for g in guidelines) + " ...")
+    published = read_release(ds, out, key=key if key is not None else False)
+    cert = build_certificate(
+        cert_path=cert_path, dataset=ds, configuration=configuration, release=published,
+        release_path=out, key_path=key, public_path=public_path_for(out),
+        method={"name": spec.name, "kind": rel.kind, "params": rel.params},
+        root_seed=args.seed, guidelines=guidelines)
+    protected = [args.data if is_file else None, args.schema, *ds.input_files]
+    write_certificate(cert, cert_path, protected=protected)
+    _say(args, f"wrote its certificate {cert_path} (sdceval verify {cert_path} checks it)")
+    for v in cert["readings"]["verdicts"]:
+        r = v["residual"]
+        _say(args, f"{v['guideline']}: {'PASS' if r.get('passed') else 'FAIL'} "
+                   f"(value {r.get('value')}, threshold {r.get('threshold')})")
+    if args.report:
+        from sdceval.experiments.report_anonymization import write_anonymization_report
+        report = write_anonymization_report(
+            args.report, ds, published, cert, measures=args.report_measures,
+            protected=protected + [out, key, cert_path])
+        _say(args, f"wrote the anonymization report {report}")

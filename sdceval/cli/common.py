@@ -101,8 +101,12 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
     g.add_argument("--missing", choices=MISSING_CHOICES,
                    help="records with a missing value in a column the data set uses (any "
                         "role but identifier and ignore): refuse them, naming the columns "
-                        "and counts, or drop them, saying how many (default: the schema's "
-                        "missing, else refuse)")
+                        "and counts; drop them, saying how many; or keep them when the "
+                        "missing values are in categorical quasi-identifiers (a survey's "
+                        "item non-response: a category of its own, published empty, "
+                        "matching every category in the population risks as sdcMicro's "
+                        "NA; any other missing value is still refused) (default: the "
+                        "schema's missing, else refuse)")
     g.add_argument("--print-schema", action=_PrintSchema,
                    help="print the schema the data are read with (roles given and "
                         "inferred, kinds, hierarchies, missing policy) as a TOML file "
@@ -114,7 +118,7 @@ def _add_data_options(p: argparse.ArgumentParser, default: str | None = "census"
 
 #: the values of ``--missing`` (`sdceval.core.schema.MISSING_POLICIES`, not imported:
 #: the schema module loads pandas, and ``sdceval --help`` must not)
-MISSING_CHOICES = ("refuse", "drop")
+MISSING_CHOICES = ("refuse", "drop", "keep")
 
 
 class _PrintSchema(argparse.Action):
@@ -210,20 +214,59 @@ def _dataset(args, notes: bool = True, unused_roles=(), user: str = ""):
     from sdceval.core.loaders import open_dataset
     _check_out(args)
     protect(args.data if Path(args.data).exists() else None, args.schema)
-    ds = open_dataset(args.data, schema_file=args.schema, qi=_split(args.qi),
-                      sensitive=args.sensitive, numeric=_split(args.numeric),
-                      label=args.label, passthrough=_split(getattr(args, "keep", None)),
-                      keep_identifiers=_split(getattr(args, "keep_identifier", None)),
-                      missing=getattr(args, "missing", None), unused_roles=unused_roles,
-                      user=user, sep=getattr(args, "sep", None),
-                      weight=getattr(args, "weight", None),
-                      household=getattr(args, "household", None),
-                      household_keys=_split(getattr(args, "household_keys", None)))
+    ds = open_dataset(args.data, **_read_options(args, unused_roles, user))
     protect(*ds.input_files)
     if notes:
         for note in dict.fromkeys(ds.messages):
             _say(args, f"note: {note}")
     return ds
+
+
+def _read_options(args, unused_roles=(), user: str = "") -> dict:
+    """The keyword arguments of `sdceval.core.loaders.open_dataset` the data options
+    give (besides the data itself): what a certificate records to re-read the data
+    (`sdceval.experiments.certificate`)."""
+    return {"schema_file": args.schema, "qi": _split(args.qi),
+            "sensitive": args.sensitive, "numeric": _split(args.numeric),
+            "label": args.label, "passthrough": _split(getattr(args, "keep", None)),
+            "keep_identifiers": _split(getattr(args, "keep_identifier", None)),
+            "missing": getattr(args, "missing", None), "unused_roles": tuple(unused_roles),
+            "user": user, "sep": getattr(args, "sep", None),
+            "weight": getattr(args, "weight", None),
+            "household": getattr(args, "household", None),
+            "household_keys": _split(getattr(args, "household_keys", None))}
+
+
+def _add_release_options(s: argparse.ArgumentParser) -> None:
+    """``--release`` and its private key (``--key`` / ``--no-key``): the options of
+    the commands that read a release written by ``anonymize`` (`_release`)."""
+    s.add_argument("--release", required=True, help="release CSV written by anonymize")
+    key = s.add_mutually_exclusive_group()
+    key.add_argument("--key", metavar="FILE",
+                     help="the release's private key file, which record each published "
+                          "row protects (default: RELEASE.private-key.csv beside the "
+                          "release, e.g. masked.csv.private-key.csv, if it exists; none "
+                          "for a release in record order)")
+    key.add_argument("--no-key", action="store_true",
+                     help="the release is in record order (anonymize --keep-order, or "
+                          "another tool's): read it as it is, without a key and without "
+                          "checking its order (refused if a key lies beside it)")
+
+
+def _release(args, ds):
+    """The release of `_add_release_options`, in record order (its key checked and
+    applied, `sdceval.core.release_io.read_release`), its files protected against
+    being overwritten."""
+    from sdceval.core.fileio import protect
+    from sdceval.core.release_io import read_release
+    from sdceval.core.release_order import key_beside
+    from sdceval.core.release_public import public_path_for
+    beside = key_beside(args.release)
+    protect(args.release, args.key, beside, public_path_for(args.release))
+    if args.key or (not args.no_key and beside is not None):
+        _say(args, f"reading {args.release} in record order with its key "
+                   f"{args.key or beside}")
+    return read_release(ds, args.release, key=False if args.no_key else args.key)
 
 
 def _models(ds, specs):

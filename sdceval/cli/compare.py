@@ -45,6 +45,16 @@ def add_parser(sub):
                         "expected re-identifications in the population per record, at "
                         "most 1 %%, sdcMicro's rule; needs --weight for a sample), "
                         "household=0.02, or any risk measure (default: none)")
+    s.add_argument("--guideline", metavar="NAME",
+                   help="rank only candidates whose matched release meets this guideline "
+                        "profile (sdceval check --list; e.g. ema-0070, sdcmicro-global; "
+                        "population assumptions after a colon, "
+                        "ema-0070:population_size=300000): its metric at most its threshold "
+                        "as it reads it (0.09 read as ARX does: class size >= 12); those "
+                        "that fail are listed with by how much.  The guideline's metric "
+                        "may also be the matched risk: --risk-measure "
+                        "risk_summary:attacker=journalist --target 0.0833 matches every "
+                        "candidate at the bound (default: none)")
     s.add_argument("--target",
                    help="target risk: a number on the risk measure's scale, or a reference "
                         "method:param=value whose risk is the target (default: mdav:k=5); "
@@ -106,6 +116,7 @@ def cmd_compare(args) -> int:
                       target=args.target, utilities=args.utility, tolerance=args.tolerance,
                       intruder=args.intruder,
                       max_risk=";".join(args.max_risk) if args.max_risk else None,
+                      guideline=args.guideline,
                       method_params=_model_params(ds, methods, args.model))
     t0 = time.perf_counter()
     comp = comparison_result(job, Executor(), lambda m: _say(args, m), seed=args.seed,
@@ -128,6 +139,8 @@ def cmd_compare(args) -> int:
     notes = comp.footnotes()
     if notes:
         print("\n" + "\n".join(_answer(f"note: {n}") for n in notes))
+    if args.guideline:
+        print("\n" + _answer(_guideline_line(args.guideline, comp)))
     print(f"\nreport: {out / 'report.html'}")
     ranked = comp.ranked()
     if len(ranked) < 2 <= len(comp.matches):  # files and table are out; no ranking to use
@@ -135,6 +148,24 @@ def cmd_compare(args) -> int:
             f"only {len(ranked)} method reached the target ({', '.join(ranked) or 'none'}), "
             "so nothing is ranked: " + "; ".join(n for n in notes if "unranked" in n))
     return 0
+
+
+def _guideline_line(guideline: str, comp) -> str:
+    """What ``--guideline`` bounded, as its profile reads the threshold, and which
+    candidates fail it (`sdceval.compare.constraints.guideline_constraint`)."""
+    from sdceval.compare.constraints import guideline_constraint
+    from sdceval.compare.measure_text import parse_reference
+    from sdceval.guidelines import get_profile, get_rounding
+    profile = get_profile(parse_reference(guideline)[0])
+    (label, (_, _, bound)), = guideline_constraint(guideline).items()
+    k = get_rounding(profile.rounding).min_class_size(profile.threshold)
+    read = f"{profile.threshold:g} read {profile.rounding}" + (
+        f", minimum class size {k}" if k else "")
+    failed = [m for m, why in comp.constraint_failures().items()
+              if any(w.startswith(label + " ") for w in why)]
+    return (f"guideline {profile.name}: ranked only candidates whose {label} is at most "
+            f"{bound:.4g} ({read}); "
+            + (f"failing it: {', '.join(failed)}" if failed else "none fails it"))
 
 
 def _print_treatment(args, comp) -> None:

@@ -14,7 +14,8 @@ reason; if none applies, the command fails with the reasons.
 """
 from __future__ import annotations
 
-from sdceval.cli.common import _add_command, _add_data_options, _add_wide_option, _dataset, _say
+from sdceval.cli.common import (_add_command, _add_data_options, _add_release_options,
+                                _add_wide_option, _dataset, _release, _say)
 import warnings
 
 from sdceval.core.errors import SdcevalError, plain
@@ -24,17 +25,7 @@ def add_parser(sub):
     s = _add_command(sub, "evaluate", "measure a release against the original",
                      cmd_evaluate)
     _add_data_options(s)
-    s.add_argument("--release", required=True, help="release CSV written by anonymize")
-    key = s.add_mutually_exclusive_group()
-    key.add_argument("--key", metavar="FILE",
-                     help="the release's private key file, which record each published "
-                          "row protects (default: RELEASE.private-key.csv beside the "
-                          "release, e.g. masked.csv.private-key.csv, if it exists; none "
-                          "for a release in record order)")
-    key.add_argument("--no-key", action="store_true",
-                     help="the release is in record order (anonymize --keep-order, or "
-                          "another tool's): read it as it is, without a key and without "
-                          "checking its order (refused if a key lies beside it)")
+    _add_release_options(s)
     s.add_argument("--measures", default="linkage_risk,propensity,emd",
                    help="comma-separated measures, parameters after a colon "
                         "(e.g. propensity:model=linear,emd)")
@@ -46,18 +37,10 @@ def add_parser(sub):
 def cmd_evaluate(args) -> int:
     from sdceval.catalog import get_measure
     from sdceval.compare.ranking import parse_measure_list
-    from sdceval.core.fileio import protect, write_json
-    from sdceval.core.release_io import read_release
-    from sdceval.core.release_order import key_beside
+    from sdceval.core.fileio import write_json
     ds = _dataset(args)
-    beside = key_beside(args.release)
-    from sdceval.core.release_public import public_path_for
-    protect(args.release, args.key, beside, public_path_for(args.release))
     measures = parse_measure_list(args.measures)
-    if args.key or (not args.no_key and beside is not None):
-        _say(args, f"reading {args.release} in record order with its key "
-                   f"{args.key or beside}")
-    rel = read_release(ds, args.release, key=False if args.no_key else args.key)
+    rel = _release(args, ds)
     applicable, skipped = [], []
     for label, (name, params) in measures.items():  # every one checked before any runs
         spec = get_measure(name)

@@ -14,6 +14,13 @@ parameters may precede it: ``individual_risk:method=exact=0.01``), several separ
 ``;``; or a mapping ``{measure: limit}``.  The words a statistical office uses name
 sdcMicro's risks: ``global`` is the global risk (`individual_risk`'s value, the mean
 individual risk), ``household`` the household risk (`household_risk`).
+
+A guideline (``guideline="ema-0070"``, `sdceval.guidelines`) is one more constraint:
+its metric (measure, parameters, attacker, the population assumptions given after a
+colon, ``ema-0070:population_size=300000``) bounded by its threshold as its rounding
+reading reads it (0.09 read as ARX does: at most ``1/12``; `guideline_constraint`).
+A value is over its bound when it exceeds it beyond floating-point rounding
+(`sdceval.guidelines.rounding.exceeds`, the verdict's comparison).
 """
 from __future__ import annotations
 
@@ -24,6 +31,8 @@ import numpy as np
 from sdceval.catalog import get_measure
 from sdceval.compare.measure_text import measure_label, parse_reference
 from sdceval.core.errors import SdcevalError
+from sdceval.guidelines import effective_bound, exceeds, metric_of
+from sdceval.guidelines.verdict import settle
 
 #: the words of sdcMicro's reports for its population risks -> the measures
 WORDS = {"global": "individual_risk", "household": "household_risk"}
@@ -75,6 +84,39 @@ def parse_constraints(max_risk) -> dict[str, tuple[str, dict, float]]:
     return out
 
 
+def guideline_constraint(guideline) -> dict[str, tuple[str, dict, float]]:
+    """A guideline (a profile's name or file, parameters after a colon: `settle`'s
+    overrides) as a constraint ``{label: (measure, params, bound)}``: its metric and the
+    threshold as its rounding reading reads it (`sdceval.guidelines.effective_bound`).
+    A rule profile (HIPAA) or a lower bound is no risk bound: an error saying so."""
+    if not isinstance(guideline, str):
+        profile, population = settle(guideline)
+    else:
+        name, overrides = parse_reference(guideline)
+        profile, population = settle(name, **overrides)
+    where = f"guideline {profile.name!r}"
+    if profile.kind != "threshold" or profile.comparison != "at_most":
+        raise SdcevalError(f"{where} is no upper bound on a risk (it checks "
+                           f"{'rules on columns' if profile.kind == 'rules' else 'a lower bound'}"
+                           f"): check each release with sdceval check --guideline "
+                           f"{profile.name}")
+    spec, params = metric_of(profile, population, record_bound=False)
+    if spec.category != "risk" or not spec.larger_is_worse:
+        raise SdcevalError(f"{where}: its metric {spec.name!r} is not a risk measure that "
+                           "grows with the risk, so it cannot bound a comparison")
+    return {measure_label(spec.name, params): (spec.name, params, effective_bound(profile))}
+
+
+def merge(*constraint_sets) -> dict[str, tuple[str, dict, float]]:
+    """Several constraint sets as one; a reading bounded twice keeps the tighter bound."""
+    out: dict = {}
+    for cs in constraint_sets:
+        for label, (name, params, bound) in cs.items():
+            if label not in out or bound < out[label][2]:
+                out[label] = (name, params, bound)
+    return out
+
+
 def failures(constraints: Mapping[str, float], readings: Mapping[str, float],
              not_applicable: Mapping[str, str]) -> list[str]:
     """The constraints a candidate's matched release fails, as phrases
@@ -87,10 +129,10 @@ def failures(constraints: Mapping[str, float], readings: Mapping[str, float],
         v = readings.get(label)
         if v is None or not np.isfinite(v):
             out.append(f"{label} not measured")
-        elif v > bound:
+        elif exceeds(v, bound):
             over = f" (+{(v - bound) / bound:.0%})" if bound > 0 else ""
             out.append(f"{label} {v:.4g} > {bound:.4g}{over}")
     return out
 
 
-__all__ = ["WORDS", "failures", "parse_constraints"]
+__all__ = ["WORDS", "failures", "guideline_constraint", "merge", "parse_constraints"]

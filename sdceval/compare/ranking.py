@@ -40,7 +40,7 @@ from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F40
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
                                       as_strategy, comparison_defaults, default_readings,
                                       left_out)
-from sdceval.compare.constraints import parse_constraints
+from sdceval.compare.constraints import guideline_constraint, merge, parse_constraints
 from sdceval.compare.measure_text import (measure_label, parse_measure_list,  # noqa: F401
                                           parse_reference)
 from sdceval.core.errors import SdcevalError, suggest
@@ -275,7 +275,7 @@ class ComparisonPlan:
 def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict | None = None,
                     target=None, utilities=None, risks=None, method_params: dict | None = None,
                     seed: int = 0, repeats: int = 1, curves: bool = True, intruder=None,
-                    max_risk=None, **search) -> ComparisonPlan:
+                    max_risk=None, guideline=None, **search) -> ComparisonPlan:
     """Parse and check a comparison's options once (names and parameters against their
     registries, the closest name suggested), before any work: the one parse of
     `compare`'s keywords and of a ``[[comparison]]`` job's table.
@@ -285,7 +285,8 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
     ``utilities`` and ``risks`` are measure lists (``"propensity,emd:n_clusters=5"``,
     a list or a dict); ``method_params`` is ``{method: {param: value}}``, held fixed
     during that method's search; ``max_risk`` bounds other risks at the matched point
-    (``"global=0.01"``: `sdceval.compare.constraints`); ``search`` takes
+    (``"global=0.01"``: `sdceval.compare.constraints`), and so does ``guideline``
+    (``"ema-0070"``: its metric at most its threshold as it reads it); ``search`` takes
     `SEARCH_KEYWORDS` only."""
     stray = [k for k in search if k not in SEARCH_KEYWORDS]
     if stray:
@@ -337,14 +338,16 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
                           intruder=intruder, utilities=utilities, risks=check_risks(risks),
                           method_params=method_params, seed=int(seed),
                           repeats=int(repeats), curves=bool(curves), search=dict(search),
-                          constraints=parse_constraints(max_risk),
+                          constraints=merge(parse_constraints(max_risk),
+                                            guideline_constraint(guideline)
+                                            if guideline else {}),
                           **_parse_target(target))
 
 
 #: the keywords of `plan_comparison` (and of `compare`), for the suggestion
 PLAN_KEYWORDS = ("methods", "risk", "risk_params", "target", "utilities", "risks",
                  "method_params", "seed", "repeats", "curves", "progress", "intruder",
-                 "max_risk")
+                 "max_risk", "guideline")
 
 
 def _risk_spec(risk: str):
@@ -506,7 +509,8 @@ def _said(say, mm: MethodMatch) -> MethodMatch:
 def compare(dataset, methods=None, *, target=None, risk: str | None = None,
             risk_params: dict | None = None, utilities=None, seed: int = 0, repeats: int = 1,
             curves: bool = True, method_params: dict | None = None, risks=None,
-            intruder=None, max_risk=None, progress: Callable[[str], None] | None = None,
+            intruder=None, max_risk=None, guideline=None,
+            progress: Callable[[str], None] | None = None,
             **kwargs) -> Comparison:
     """Match each method to the target risk by bisection, then evaluate utilities.
 
@@ -551,6 +555,12 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         ``"global=0.01"`` (sdcMicro's global risk, expected re-identifications per
         record, at most 1 %), ``{"household_risk": 0.02}``; a candidate that fails one
         is listed, not ranked (`sdceval.compare.constraints`).
+    guideline : str, optional
+        A guideline profile (`sdceval.guidelines`: ``"ema-0070"``, a profile file, its
+        population assumptions after a colon, ``"ema-0070:population_size=300000"``):
+        its metric, at most its threshold as its rounding reading reads it, is one more
+        constraint; a candidate whose matched release fails it is listed with by how
+        much, not ranked.  Its metric may also be the matched ``risk``.
 
     Returns
     -------
@@ -560,7 +570,7 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
     plan = plan_comparison(methods, risk=risk, risk_params=risk_params, target=target,
                            utilities=utilities, risks=risks, method_params=method_params,
                            seed=seed, repeats=repeats, curves=curves, intruder=intruder,
-                           max_risk=max_risk, **search)
+                           max_risk=max_risk, guideline=guideline, **search)
     return run_comparison(as_dataset(dataset, **roles), plan, say=progress)
 
 

@@ -62,6 +62,13 @@ MAX_RISK = Param("max_risk", str, default=None,
                              "1 %; sdceval.compare.constraints)")
 
 
+GUIDELINE = Param("guideline", str, default=None,
+                  description="a guideline profile every ranked candidate meets at its "
+                              "matched point (ema-0070, sdcmicro-global, a profile file; "
+                              "population assumptions after a colon: "
+                              "ema-0070:population_size=300000); sdceval.guidelines")
+
+
 def comparison_plan(opts: dict) -> ComparisonPlan:
     """A ``[[comparison]]`` job's options parsed and checked once, before anything runs
     (every name and parameter against its registry: `ranking.plan_comparison`, the
@@ -70,7 +77,7 @@ def comparison_plan(opts: dict) -> ComparisonPlan:
         opts.get("methods"), risk=opts.get("risk"), target=opts.get("target"),
         utilities=opts.get("utilities"), risks=opts.get("risks"),
         method_params=opts.get("method_params"), intruder=opts.get("intruder"),
-        max_risk=opts.get("max_risk"),
+        max_risk=opts.get("max_risk"), guideline=opts.get("guideline"),
         **({} if opts.get("tolerance") is None else {"tolerance": opts["tolerance"]}))
 
 
@@ -215,9 +222,10 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance",
-          "intruder", "max_risk"),
+          "intruder", "max_risk", "guideline"),
     example={"methods": ["mdav", "noise"], "utilities": ["query_error"]},
-    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER, MAX_RISK))
+    validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER, MAX_RISK,
+                                      GUIDELINE))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))

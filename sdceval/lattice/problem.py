@@ -12,7 +12,7 @@ from sdceval.lattice.batch import ClassBatch
 from sdceval.lattice.engine import NodeEngine
 from sdceval.lattice.objectives import LatticeContext, available, evaluate, get_objective
 from sdceval.lattice.suppression import (DEFAULT_MAX_SUPPRESSION, DEFAULT_RULE, SuppressionRule,
-                                       make_rule, needs_sensitive)
+                                       make_rule, needs_sensitive, reads_cells)
 
 
 class LatticeProblem:
@@ -44,14 +44,16 @@ class LatticeProblem:
         self.ctx = LatticeContext(self.engine, dataset)
         self.rule = rule if isinstance(rule, SuppressionRule) else make_rule(
             rule, max_suppression)
-        self.models = list(models)
+        # bound to the data set (`PrivacyModel.bind`: k-map reads its population here)
+        self.models = [m.bind(dataset) if hasattr(m, "bind") else m for m in models]
         for m in self.models:
             if needs_sensitive(m) and self.ctx.sensitive is None:
                 raise SdcevalError(
                     f"lattice: privacy model {m.describe()} needs a sensitive attribute; "
                     "give one column role 'sensitive'")
         self.n = self.engine.n
-        self._sizes_only = not any(needs_sensitive(m) for m in self.models)
+        self._sizes_only = not any(needs_sensitive(m) or reads_cells(m)
+                                   for m in self.models)
         self.limit_records = self.rule.records(self.n)
         self.feasibility_monotone = self.rule.feasibility_monotone(self.models, self.n)
 

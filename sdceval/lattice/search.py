@@ -564,7 +564,10 @@ def _infeasible(problem: LatticeProblem, s: _Search) -> SdcevalError:
     for m in problem.models:
         counts = (batch.sensitive_matrix() if needs_sensitive(m)
                   else batch.sizes[:, None])
-        v = np.asarray(m.value(counts, problem.ctx.table_dist), dtype=np.float64)
+        v = np.asarray(m.value_nodes(counts, problem.ctx.table_dist,
+                                     batch.levels[batch.node_of_class], batch.node_ids)
+                       if getattr(m, "reads_cells", False)
+                       else m.value(counts, problem.ctx.table_dist), dtype=np.float64)
         worst = v.min() if getattr(m, "larger_is_safer", True) else v.max()
         worst = float(worst)
         shown = str(int(worst)) if worst.is_integer() else f"{worst:.4g}"

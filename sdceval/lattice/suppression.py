@@ -109,7 +109,11 @@ def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarr
     ok = np.ones(batch.n_classes, dtype=bool)
     dense = None
     for m in models:
-        if needs_sensitive(m):
+        if reads_cells(m):   # k-map with a population table: the classes' nodes
+            v = m.value_nodes(batch.sizes[:, None], table_dist,
+                              batch.levels[batch.node_of_class], batch.node_ids)
+            ok &= np.asarray(m.satisfied_level(v), dtype=bool)
+        elif needs_sensitive(m):
             if dense is None:
                 dense = batch.sensitive_matrix()
             ok &= np.asarray(m.satisfied(dense, table_dist), dtype=bool)
@@ -121,6 +125,12 @@ def class_satisfied(batch: ClassBatch, models: Sequence, table_dist) -> np.ndarr
 def needs_sensitive(model) -> bool:
     """Whether a model reads a class's sensitive counts (else its size only)."""
     return bool(getattr(model, "needs_sensitive", True))
+
+
+def reads_cells(model) -> bool:
+    """Whether a model judges a class by its generalized values, not its counts alone
+    (`sdceval.privacy.PrivacyModel.reads_cells`)."""
+    return bool(getattr(model, "reads_cells", False))
 
 
 def _size_satisfied(sizes: np.ndarray, models: Sequence) -> np.ndarray:

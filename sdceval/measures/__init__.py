@@ -1,5 +1,5 @@
 """Risk, utility and information-loss measures.  Each module registers its measures."""
 from sdceval.measures import (attribute_disclosure, emd, il1s, information_loss, linkage,
-                              ml_utility, population_risk, privacy_checks, propensity,
-                              queries, reidentification, sample_uniques, suda2,
-                              utility_loss)
+                              ml_utility, population_risk, population_uniqueness,
+                              privacy_checks, propensity, queries, reidentification,
+                              risk_summary, sample_uniques, suda2, utility_loss)

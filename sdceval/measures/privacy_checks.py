@@ -42,6 +42,7 @@ from dataclasses import replace
 import numpy as np
 
 from sdceval import privacy
+from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import MEASURES, Param, register_measure
 from sdceval.measures._partial import class_form, class_table
@@ -73,9 +74,36 @@ def _check(dataset, release, model: privacy.PrivacyModel, who: str,
         n_supp = int(release.suppressed.sum())
         only_supp = np.bincount(inverse, weights=(~release.suppressed).astype(float),
                                 minlength=len(counts)) == 0
+    if getattr(model, "reads_cells", False):
+        model = _AtCells(model, release, dataset, inverse, len(counts))
     value, details, values = check_classes(model, counts, Q, only_supp, n_supp,
                                            include_suppressed, threshold_given)
     return Measurement(who, value, values[inverse].astype(np.float64), details=details)
+
+
+class _AtCells:
+    """A model that judges classes by their cells (`PrivacyModel.reads_cells`: k-map
+    with a population table) read at a release's classes: its ``value``/``satisfied``
+    on the classes' counts are `value_cells` on the release's cells."""
+
+    def __init__(self, model, release, dataset, inverse, n_classes: int):
+        if release.cells is None:
+            raise SdcevalError(f"{model.describe()}: the release has no generalized cells "
+                               "(a perturbative or external release), which this check "
+                               "counts the population in; check a generalized release")
+        first = np.full(n_classes, -1, dtype=np.int64)
+        first[inverse[::-1]] = np.arange(len(inverse))[::-1]   # a record of each class
+        qis = dataset.schema.qis
+        self.lo = np.stack([np.asarray(release.cells[q][0])[first] for q in qis], axis=1)
+        self.hi = np.stack([np.asarray(release.cells[q][1])[first] for q in qis], axis=1)
+        self.model = model
+        self.larger_is_safer, self.threshold = model.larger_is_safer, model.threshold
+
+    def value(self, counts, Q):
+        return np.asarray(self.model.value_cells(counts, Q, self.lo, self.hi), np.float64)
+
+    def satisfied(self, counts, Q):
+        return self.model.satisfied_level(self.value(counts, Q))
 
 
 def check_classes(model: privacy.PrivacyModel, counts: np.ndarray, Q, only_suppressed,
@@ -160,6 +188,7 @@ def _make_check(name: str, cls) -> None:
         sens = dataset.schema.sensitive
         hierarchy = dataset.hierarchy(sens) if cls.uses_hierarchy and sens else None
         model, given, include_suppressed = _model(name, cls, kwargs, hierarchy)
+        model = model.bind(dataset)   # what it reads of the data set (k-map's population)
         return _check(dataset, release, model, cls.check_name, include_suppressed, given)
 
     check.__name__ = check.__qualname__ = cls.check_name

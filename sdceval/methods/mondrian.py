@@ -139,17 +139,34 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
         Q = total / n
     else:
         S, s, total, Q = 1, np.zeros(n, dtype=np.int64), np.array([n]), np.ones(1)
+    # models judged by the people inside a part's cells (k-map with a population
+    # table, `PrivacyModel.reads_cells`) get the parts' boxes; the others their counts
+    by_cells = [m for m in models if getattr(m, "reads_cells", False)]
+    models = [m for m in models if m not in by_cells]
     for m in models:
         privacy.check_feasible(m, total, Q)
-    min_size = max(m.min_class_size(Q) for m in models)
+    if by_cells:
+        lo, hi = class_ranges(np.zeros(n, dtype=np.int64), 1, X, attrs)
+        for m in by_cells:
+            v = m.value_cells(total[None, :], Q, lo, hi)
+            if not m.satisfied_level(v)[0]:
+                raise SdcevalError(m.infeasible_message(float(v[0]), total))
+    min_size = max(m.min_class_size(Q) for m in models + by_cells)
 
-    def allowed(sizes, pid, sp, n_parts):
+    def allowed(sizes, pid, sp, n_parts, Xp):
         if sizes.min() < min_size:
             return False
         if not need_counts:
-            return all(m.satisfied(sizes[:, None], Q).all() for m in models)
-        cnt = np.bincount(pid * S + sp, minlength=n_parts * S).reshape(n_parts, S)
-        return all(m.satisfied(cnt, Q).all() for m in models)
+            cnt = sizes[:, None]
+            ok = all(m.satisfied(cnt, Q).all() for m in models)
+        else:
+            cnt = np.bincount(pid * S + sp, minlength=n_parts * S).reshape(n_parts, S)
+            ok = all(m.satisfied(cnt, Q).all() for m in models)
+        if ok and by_cells:
+            lo, hi = class_ranges(pid, n_parts, Xp, attrs)
+            ok = all(m.satisfied_level(m.value_cells(cnt, Q, lo, hi)).all()
+                     for m in by_cells)
+        return ok
 
     classes = np.empty(n, dtype=np.int64)
     n_classes = 0
@@ -190,7 +207,7 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
                 sizes = np.array([n_p - n_right, n_right])
                 if sizes.min() < min_size:
                     continue
-                if allowed(sizes, right.astype(np.int64), sp, 2):
+                if allowed(sizes, right.astype(np.int64), sp, 2, Xp):
                     children = [idx[right], idx[~right]]
             else:
                 j = levels[a]
@@ -204,7 +221,7 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
                 if not present.all():  # children of the node absent from the partition
                     remap = np.cumsum(present) - 1
                     pid, sizes, n_parts = remap[pid], sizes[present], int(present.sum())
-                if allowed(sizes, pid, sp, n_parts):
+                if allowed(sizes, pid, sp, n_parts, Xp):
                     order = np.argsort(pid, kind="stable")
                     children = np.split(idx[order], np.cumsum(sizes)[:-1])[::-1]
             if children is not None:
@@ -218,7 +235,7 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
     cells = _cells(classes, n_classes, X, attrs, qis)
     notes = []
     if n_classes == 1:
-        desc = ", ".join(m.describe() for m in models)
+        desc = ", ".join(m.describe() for m in models + by_cells)
         notes.append(
             f"{who}: no split satisfies {desc}; the release is the whole table as a "
             "single equivalence class (a single class is at distance 0 from the table, so "
@@ -226,28 +243,33 @@ def partition(dataset, models, who: str = "mondrian") -> Partition:
     return Partition(classes, cells, n_classes, notes)
 
 
-def _cells(classes, n_classes, X, attrs, qis) -> dict:
-    """Per-record generalized cells from the per-class minimum and maximum codes."""
+def class_ranges(classes, n_classes, X, attrs) -> tuple[np.ndarray, np.ndarray]:
+    """Per class (``classes`` 0..n_classes-1, each present) its generalized cells as
+    leaf-code ranges ``lo``, ``hi`` (n_classes × QIs): a numeric QI's minimum and
+    maximum code, a categorical QI's lowest common hierarchy node."""
     order = np.argsort(classes, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(classes[order]) != 0])
     Xs = X[order]
-    cmin = np.minimum.reduceat(Xs, starts, axis=0).astype(np.int64)
-    cmax = np.maximum.reduceat(Xs, starts, axis=0).astype(np.int64)
     cls_ids = classes[order][starts]
-    cells = {}
-    for a, (col, at) in enumerate(zip(qis, attrs)):
-        lo = np.empty(n_classes, dtype=np.int64)
-        hi = np.empty(n_classes, dtype=np.int64)
-        lo[cls_ids], hi[cls_ids] = cmin[:, a], cmax[:, a]
+    lo = np.empty((n_classes, X.shape[1]), dtype=np.int64)
+    hi = np.empty((n_classes, X.shape[1]), dtype=np.int64)
+    lo[cls_ids] = np.minimum.reduceat(Xs, starts, axis=0)
+    hi[cls_ids] = np.maximum.reduceat(Xs, starts, axis=0)
+    for a, at in enumerate(attrs):
         if not at.numeric:
             # the node: lowest level whose ancestors of min and max coincide
-            j = np.argmax(at.nodes[:, lo] == at.nodes[:, hi], axis=0)
-            node = at.nodes[j, lo]
+            j = np.argmax(at.nodes[:, lo[:, a]] == at.nodes[:, hi[:, a]], axis=0)
+            node = at.nodes[j, lo[:, a]]
             for lev in np.unique(j):
                 sel = j == lev
-                lo[sel], hi[sel] = at.lo[lev][node[sel]], at.hi[lev][node[sel]]
-        cells[col] = (lo[classes], hi[classes])
-    return cells
+                lo[sel, a], hi[sel, a] = at.lo[lev][node[sel]], at.hi[lev][node[sel]]
+    return lo, hi
+
+
+def _cells(classes, n_classes, X, attrs, qis) -> dict:
+    """Per-record generalized cells from the per-class minimum and maximum codes."""
+    lo, hi = class_ranges(classes, n_classes, X, attrs)
+    return {col: (lo[classes, a], hi[classes, a]) for a, col in enumerate(qis)}
 
 
 def generalized_frame(dataset, cells: dict, classes: np.ndarray) -> pd.DataFrame:
@@ -321,6 +343,13 @@ def achieved(dataset, models, classes) -> dict:
         Q = np.ones(1)
     out = {}
     for m in models:
-        v = m.value(counts, Q)
+        if getattr(m, "reads_cells", False):
+            qis = dataset.schema.qis
+            X = np.stack([dataset.codes(q) for q in qis], axis=1)
+            attrs = [_Attr(dataset.hierarchy(q), dataset.codes(q)) for q in qis]
+            lo, hi = class_ranges(classes, int(classes.max()) + 1, X, attrs)
+            v = m.value_cells(counts, Q, lo, hi)
+        else:
+            v = m.value(counts, Q)
         out[m.parameter] = float(v.min() if m.larger_is_safer else v.max())
     return out

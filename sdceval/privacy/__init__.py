@@ -15,6 +15,7 @@ name        class                        monotone gen.   monotone supp.
 ``t``       `TCloseness`                 yes             no
 ``delta``   `DeltaDisclosure`            yes             no
 ``cl``      `RecursiveCLDiversity`       yes             no
+``kmap``    `KMap`                       yes             yes
 ==========  ===========================  ==============  =============
 """
 # registration order = `model_names()` order: the modules register on import
@@ -26,10 +27,11 @@ from sdceval.privacy.l_diversity import L_VARIANTS, LDiversity
 from sdceval.privacy.t_closeness import DISTANCES, GROUNDS, TCloseness
 from sdceval.privacy.delta_disclosure import DeltaDisclosure
 from sdceval.privacy.recursive_cl import RecursiveCLDiversity
+from sdceval.privacy.kmap import KMap
 from sdceval.privacy.model_list import (MODEL_LIST, ModelList, bind_models, models_param)
 
 
-__all__ = ["MODEL_LIST", "ModelList", "bind_models", "models_param", "DISTANCES", "GROUNDS", "L_VARIANTS", "MODELS", "ModelObjective", "DeltaDisclosure", "KAnonymity",
+__all__ = ["MODEL_LIST", "ModelList", "bind_models", "models_param", "DISTANCES", "GROUNDS", "L_VARIANTS", "MODELS", "ModelObjective", "DeltaDisclosure", "KAnonymity", "KMap",
            "LDiversity", "PrivacyModel", "RecursiveCLDiversity", "TCloseness",
            "check_feasible", "class_counts", "make_model", "model_class", "model_names",
            "parse_model_spec", "register_model", "spec_example", "table_distribution"]

@@ -41,6 +41,14 @@ Declarations (class attributes)
 ``min_class_size(Q)``
     A lower bound on the size of any class that satisfies the model (Mondrian finalizes
     smaller partitions without evaluating a cut; ARX: ``getMinimalClassSize``).
+``reads_cells``, ``bind(dataset)``, ``value_cells``, ``value_nodes``
+    A model whose verdict on a class needs more than its counts (k-map with a
+    population table: the people inside the class's generalized cells) sets
+    ``reads_cells``; every method binds its models to the data set (``bind``, default:
+    the model itself) and gives such a model the classes' cells, as leaf-code ranges
+    (``value_cells``: Mondrian's boxes, a release's cells) or as lattice nodes
+    (``value_nodes``: a node's levels and generalized values); its count-only
+    ``value``/``satisfied`` raise an error naming the limitation.
 ``lattice_objectives()``
     The lattice objectives the model yields (`ModelObjective`: the least safe kept
     class's value per node; by default one, named like the model), from which
@@ -225,6 +233,32 @@ class PrivacyModel:
     def satisfied(self, counts: np.ndarray, table_dist: np.ndarray) -> np.ndarray:
         """Boolean per class: the class meets the threshold."""
         v = self.value(counts, table_dist)
+        if self.larger_is_safer:
+            return v >= self.threshold * (1 - _RTOL)
+        return v <= self.threshold * (1 + _RTOL)
+
+    #: the verdict needs the classes' cells (module docstring), not their counts alone
+    reads_cells: bool = False
+
+    def bind(self, dataset) -> PrivacyModel:
+        """The model for ``dataset`` (what it needs of the data set read once); a model
+        that needs nothing returns itself."""
+        return self
+
+    def value_cells(self, counts, table_dist, lo, hi) -> np.ndarray:
+        """Achieved level per class from its counts and its cells ``lo``/``hi``
+        (classes × QIs leaf-code ranges, QIs in schema order); default: `value`."""
+        return self.value(counts, table_dist)
+
+    def value_nodes(self, counts, table_dist, levels, node_ids) -> np.ndarray:
+        """Achieved level per class of lattice nodes (``levels``: classes × QIs,
+        ``node_ids``: QIs × classes, node ids of `Hierarchy.node_of`); default: `value`."""
+        return self.value(counts, table_dist)
+
+    def satisfied_level(self, v: np.ndarray) -> np.ndarray:
+        """Boolean per class: the level ``v`` (of `value`, `value_cells`,
+        `value_nodes`) meets the threshold."""
+        v = np.asarray(v, dtype=np.float64)
         if self.larger_is_safer:
             return v >= self.threshold * (1 - _RTOL)
         return v <= self.threshold * (1 + _RTOL)

@@ -192,7 +192,8 @@ MODEL_LIST = ModelList()
 def bind_models(dataset, models, owner: str) -> list[PrivacyModel]:
     """The model objects of ``models`` (any accepted form) for ``dataset``: a model
     that needs a sensitive attribute refuses a data set without one; t-closeness gets
-    the sensitive attribute's hierarchy."""
+    the sensitive attribute's hierarchy; each is bound to ``dataset``
+    (`PrivacyModel.bind`)."""
     sens = dataset.schema.sensitive
     out = []
     for text in canonical(models, f"{owner}'s models"):
@@ -203,7 +204,8 @@ def bind_models(dataset, models, owner: str) -> list[PrivacyModel]:
                 f"{owner}: {MODEL_KEY}={name!r} needs a sensitive attribute, but data set "
                 f"{dataset.name!r} has none; give one (e.g. --sensitive occupation)")
         out.append(parse_model_spec(
-            text, hierarchy=dataset.hierarchy(sens) if cls.uses_hierarchy else None))
+            text, hierarchy=dataset.hierarchy(sens) if cls.uses_hierarchy else None
+        ).bind(dataset))  # what the model reads of the data set (k-map's population)
     return out
 
 
