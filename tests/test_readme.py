@@ -39,8 +39,20 @@ SLOW = ("sdceval run ", "sdceval tradeoff ", "sdceval compare", "sdceval vectors
         "sdceval pbg ", "sdceval --plugin ")
 
 
+EXPECTED_EXIT: dict[str, int] = {}
+
+
 def bash_blocks(text: str) -> list[str]:
     return re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+
+
+#: a command whose README comment says ``exit N`` (e.g. a guideline check that says
+#: FAIL: exit 1) is expected to exit with N; every other command with 0
+EXIT_NOTE = re.compile(r"#.*\bexit (\d+)\b")
+
+
+def expected_exit(command: str) -> int:
+    return EXPECTED_EXIT.get(command, 0)
 
 
 def readme_commands() -> list[str]:
@@ -53,6 +65,9 @@ def readme_commands() -> list[str]:
                     words = words[1:]  # VAR=value prefixes are handled in run()
                 if words and words[0] == "sdceval":
                     cmds.append(part.split("#")[0].strip())
+                    note = EXIT_NOTE.search(part)
+                    if note:
+                        EXPECTED_EXIT[cmds[-1]] = int(note.group(1))
     return cmds
 
 
@@ -154,7 +169,10 @@ def workdir(tmp_path_factory):
 
 
 def _producer(path: str, before: str) -> str | None:
-    """The last README command before ``before`` that writes ``path`` (``--out path``)."""
+    """The last README command before ``before`` that writes ``path`` (``--out path``;
+    a release's certificate, key or public file is written with the release)."""
+    for beside in (".certificate.json", ".private-key.csv", ".method.json"):
+        path = path.removesuffix(beside)
     found = None
     for c in COMMANDS[:COMMANDS.index(before)] if before in COMMANDS else COMMANDS:
         words = shlex.split(c)
@@ -203,7 +221,14 @@ def slow(command: str) -> bool:
 def test_readme_command_runs(command, workdir, monkeypatch, capsys):
     code = run(command, workdir, monkeypatch)
     out = capsys.readouterr()
-    assert code == 0, f"`{command}` exited {code}:\n{out.err}"
+    assert code == expected_exit(command), f"`{command}` exited {code}:\n{out.err}"
+
+
+def test_a_readme_comment_states_a_nonzero_exit():
+    """The guideline check of the unprotected file is expected to say FAIL (exit 1)."""
+    fail = [c for c in COMMANDS if c.startswith("sdceval check --guideline ema-0070")
+            and "--release" not in c]
+    assert fail and expected_exit(fail[0]) == 1
 
 
 @pytest.mark.slow  # a fresh interpreter each (the registry contract runs in the fast suite)

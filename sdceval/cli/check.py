@@ -1,7 +1,8 @@
 """``sdceval check --guideline NAME``: does a release meet a guideline (issue 30 item 2)?
 
 Reads the data and the release as ``sdceval evaluate`` does (its key puts the rows back
-in record order) and prints the verdict of `sdceval.guidelines.evaluate_guideline`:
+in record order; without ``--release``, the data set as it is: the risk before any
+protection) and prints the verdict of `sdceval.guidelines.evaluate_guideline`:
 PASS or FAIL, the value against the threshold as the profile reads it, the margin, the
 records and classes that violate it (counts only) and the assumptions.  Exit codes: 0
 PASS, 1 FAIL, 2 bad input.  ``--list`` (or ``--guideline list``) lists the profiles.
@@ -51,7 +52,9 @@ def add_parser(sub):
     s.add_argument("--list", action=_List, nargs=0, dest="list_profiles", default=False,
                    help="list the guideline profiles and exit")
     _add_data_options(s)
-    _add_release_options(s)
+    _add_release_options(s, required=False,
+                         absent="none: the data set as it is, every column published "
+                                "unprotected (the risk before anonymization)")
     g = s.add_argument_group("the profile's settings (default: the profile's)")
     g.add_argument("--measure", metavar="NAME[:PARAMS]",
                    help="the metric: a risk measure, parameters after a colon "
@@ -127,7 +130,12 @@ def cmd_check(args) -> int:
     from sdceval.guidelines import evaluate_guideline, get_profile
     profile = get_profile(args.guideline)   # a bad name is an error before any reading
     ds = _dataset(args)
-    rel = _release(args, ds)
+    if args.release:
+        rel = _release(args, ds)
+    else:   # the file as it is: what publishing it unprotected would risk
+        from sdceval.measures.attribute_disclosure import identity_release
+        _say(args, "no --release: checking the data set as it is (unprotected)")
+        rel = identity_release(ds)
     _say(args, f"checking {profile.name} ...")
     verdict = evaluate_guideline(profile, ds, rel, **_overrides(args))
     if args.out:  # the file first: a closed stdout must not lose it

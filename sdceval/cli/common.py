@@ -237,10 +237,14 @@ def _read_options(args, unused_roles=(), user: str = "") -> dict:
             "household_keys": _split(getattr(args, "household_keys", None))}
 
 
-def _add_release_options(s: argparse.ArgumentParser) -> None:
+def _add_release_options(s: argparse.ArgumentParser, required: bool = True,
+                         absent: str = "") -> None:
     """``--release`` and its private key (``--key`` / ``--no-key``): the options of
-    the commands that read a release written by ``anonymize`` (`_release`)."""
-    s.add_argument("--release", required=True, help="release CSV written by anonymize")
+    the commands that read a release written by ``anonymize`` (`_release`);
+    ``required=False``: ``absent`` says what the command reads without one."""
+    s.add_argument("--release", required=required,
+                   help="release CSV written by anonymize"
+                        + (f" (default: {absent})" if not required else ""))
     key = s.add_mutually_exclusive_group()
     key.add_argument("--key", metavar="FILE",
                      help="the release's private key file, which record each published "
