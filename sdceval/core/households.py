@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sdceval.core.combos import combine
+
 
 def lowest_cover(hierarchy, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per cell ``[lo, hi]`` of leaf codes, the range of the lowest node of
@@ -102,9 +104,8 @@ def close_suppression(classes: np.ndarray, suppressed: np.ndarray,
 
 def cell_classes(cells: dict, qis) -> np.ndarray:
     """Class ids 0..C-1 of the distinct combinations of the records' cells (both ends of
-    every QI's cell: `sdceval.core.release_io.class_ids`)."""
-    from sdceval.core.release_io import class_ids  # here: it loads pandas
-    return class_ids([np.asarray(part, dtype=np.int64) for q in qis for part in cells[q]])
+    every QI's cell: `sdceval.core.combos.combine`)."""
+    return combine([np.asarray(part, dtype=np.int64) for q in qis for part in cells[q]])[0]
 
 
 __all__ = ["cell_classes", "close_suppression", "household_hull", "lowest_cover"]

@@ -55,6 +55,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from sdceval.core.combos import combine
 from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy import Hierarchy
 from sdceval.core.tables import load_table
@@ -154,13 +155,9 @@ def _cells(h: Hierarchy, values: pd.Series, column: str, own: np.ndarray | None 
 
 
 def class_ids(keys: list[np.ndarray]) -> np.ndarray:
-    """Class id of each record: the distinct combinations of per-column codes (each
-    ``>= 0``), numbered in order of first appearance (re-factorized after each column,
-    so no overflow)."""
-    out = np.zeros(len(keys[0]), dtype=np.int64)
-    for k in keys:
-        out = pd.factorize(out * (int(k.max()) + 1) + k)[0].astype(np.int64)
-    return out
+    """Class id of each record: the distinct combinations of per-column codes,
+    numbered in order of first appearance (`sdceval.core.combos.combine`)."""
+    return combine(keys)[0]
 
 
 def _is_numbers(col: pd.Series) -> bool:

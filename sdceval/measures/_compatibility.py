@@ -8,22 +8,13 @@ never through an n × n matrix.  Small array tools shared with the measures come
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from sdceval.core.combos import combine
 
 CHUNK = 1 << 20   # elements of a temporary array (bounded memory)
 
 
 # -- small array tools -----------------------------------------------------------------
-def combine(cols, n: int) -> tuple[np.ndarray, int]:
-    """Id of each row's combination of column values (0..count-1) and the count."""
-    out, count = np.zeros(n, dtype=np.int64), 1 if n else 0
-    for c in cols:
-        codes, uniq = pd.factorize(np.asarray(c))
-        out, combos = pd.factorize(out * len(uniq) + codes)
-        count = len(combos)
-    return out.astype(np.int64), count
-
-
 def first(ids: np.ndarray, count: int) -> np.ndarray:
     """A row of each id (any: rows with one id are equal where it matters)."""
     rep = np.zeros(count, dtype=np.int64)

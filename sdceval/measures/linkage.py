@@ -124,7 +124,8 @@ from sdceval.core.glossary import register_term
 from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures._compatibility import combine, first
+from sdceval.core.combos import combine
+from sdceval.measures._compatibility import first
 from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
                                        record_sample, sample_summary)
 from sdceval.measures._numeric_pair import NUMERIC_KINDS, numeric_pair

@@ -35,7 +35,7 @@ import numpy as np
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures._compatibility import combine
+from sdceval.core.combos import combine
 from sdceval.measures.population_risk import CELL_KINDS
 from sdceval.measures.reidentification import KEPT, KNOWS, linkage_attributes
 from sdceval.privacy.population_models import (

@@ -164,7 +164,8 @@ from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, ParamType, register_measure
 from sdceval.core.release import KINDS, Release
 from sdceval.measures._compatibility import CHUNK, Pairs, row_weights
-from sdceval.measures._compatibility import batches as _batches, combine as _combine
+from sdceval.core.combos import combine as _combine
+from sdceval.measures._compatibility import batches as _batches
 from sdceval.measures._compatibility import expand as _expand, first as _first
 from sdceval.measures._nearest import (SAMPLE, SAMPLE_PARAM, SEED_PARAM, NearestIndex,
                                        record_sample, sample_summary)

@@ -46,7 +46,8 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release
-from sdceval.measures._compatibility import CHUNK, combine, first
+from sdceval.core.combos import combine
+from sdceval.measures._compatibility import CHUNK, first
 from sdceval.measures.population_risk import CELL_KINDS
 from sdceval.measures.population_uniqueness import (
     NO_PARTIAL,

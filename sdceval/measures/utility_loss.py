@@ -37,7 +37,8 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import Release, publishable_columns, require
-from sdceval.measures._compatibility import combine, first
+from sdceval.core.combos import combine
+from sdceval.measures._compatibility import first
 from sdceval.measures.attribute_disclosure import class_sensitive_counts
 from sdceval.core.divergence import js_divergence, normalize
 

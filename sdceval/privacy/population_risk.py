@@ -75,6 +75,7 @@ import math
 
 import numpy as np
 
+from sdceval.core import combos
 from sdceval.core.errors import SdcevalError
 
 #: the variants of the individual risk (sdcMicro's ``indivRisk(method=)``)
@@ -92,17 +93,13 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
 
 def _dense(col: np.ndarray) -> np.ndarray:
     """Codes ``0..u-1`` of the values of ``col`` (sorted order)."""
-    return np.unique(col, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return combos.dense(col, "sorted")[0]
 
 
 def combine(cols, n: int) -> tuple[np.ndarray, int]:
     """Id ``0..count-1`` of each row's combination of the columns' values, and
-    ``count`` (numpy only; ids in sorted order of the combinations)."""
-    ids = np.zeros(n, dtype=np.int64)
-    for c in cols:
-        codes = _dense(np.asarray(c))
-        ids = _dense(ids * (int(codes.max()) + 1 if n else 1) + codes)
-    return ids, (int(ids.max()) + 1 if n else 0)
+    ``count``, ids in sorted order of the combinations (`sdceval.core.combos`)."""
+    return combos.combine(cols, n, order="sorted")
 
 
 def _project(dense: np.ndarray, rows: np.ndarray, cols: np.ndarray

@@ -83,6 +83,7 @@ from math import factorial
 
 import numpy as np
 
+from sdceval.core.combos import combine, dense
 from sdceval.core.errors import SdcevalError
 
 #: sdcMicro's default ``missing`` code (``suda2(..., missing=-999)``), which replaces
@@ -151,23 +152,13 @@ def _check(keys, max_size, dis_fraction) -> np.ndarray:
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
-    import pandas as pd  # imported where used (the registry listing loads no pandas)
-    codes, uniq = pd.factorize(values)
-    return codes.astype(np.int64, copy=False), len(uniq)
+    return dense(values, "first")
 
 
 def _combine(cols: np.ndarray, sizes=None) -> tuple[np.ndarray, int]:
-    """Id of each row's combination of the columns of ``cols`` (u, k), and the count:
-    mixed-radix codes while they fit in int64, re-factorized when they would not.
-    ``sizes``: the columns are already dense codes ``0..sizes[j]-1``."""
-    ids, count = np.zeros(len(cols), dtype=np.int64), 1
-    for j in range(cols.shape[1]):
-        c, m = (cols[:, j], sizes[j]) if sizes is not None else _factorize(cols[:, j])
-        if count * m >= 2 ** 62:
-            ids, count = _factorize(ids)
-        ids = ids * m + c
-        count *= m
-    return _factorize(ids)
+    """Id of each row's combination of the columns of ``cols`` (u, k), and the count
+    (`sdceval.core.combos.combine`; ``sizes``: the columns are dense codes already)."""
+    return combine(cols, len(cols), sizes=sizes)
 
 
 def _support(cols: np.ndarray, sizes: list, cnt: np.ndarray) -> np.ndarray:
