@@ -382,3 +382,20 @@ def test_empty_cell_where_the_original_had_a_value_is_suppressed():
     f2.iloc[0, 0] = NA
     back = release_of(plain, f2, key=False)
     assert (back.cells["a"][0][0], back.cells["a"][1][0]) == (0, plain.hierarchy("a").n_leaves - 1)
+
+
+def test_refusal_names_keep_when_a_key_has_missing_values():
+    """The default policy refuses missing key values and names all three ways out,
+    --missing keep among them (a user who has not read the docs finds it); a missing
+    value in a column that is no key does not suggest keep."""
+    df = _na_frame()
+    with pytest.raises(SdcevalError) as err:
+        sdceval.as_dataset(df, qi=["a", "b"])
+    msg = str(err.value)
+    assert "--missing keep" in msg and "--missing drop" in msg and "\n" not in msg
+    df = _na_frame().dropna()
+    df = df.assign(n=np.arange(len(df), dtype=float))
+    df.loc[df.index[0], "n"] = np.nan
+    with pytest.raises(SdcevalError) as err:
+        sdceval.as_dataset(df, qi=["a", "b"], numeric=["n"])
+    assert "--missing keep" not in str(err.value)

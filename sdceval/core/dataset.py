@@ -172,11 +172,16 @@ class Dataset:
         if len(na):
             cols = ", ".join(f"{c!r} ({n} missing)" for c, n in na.items())
             if schema.missing != "drop":
+                keys = [c for c in na.index if c in schema.qis]
+                keep = (f"; or keep the records, a missing value of a categorical "
+                        f"quasi-identifier ({', '.join(map(repr, keys))}) read as "
+                        "sdcMicro does: --missing keep") if keys and \
+                    schema.missing != "keep" else ""
                 raise SdcevalError(
                     f"data set {name!r}: missing values in {cols}; drop or impute those "
                     "records first (e.g. frame.dropna(subset=[...])), or let sdceval remove "
-                    "them: --missing drop (in a schema file: missing = \"drop\"); sdceval "
-                    "does not guess them")
+                    "them: --missing drop (in a schema file: missing = \"drop\")"
+                    f"{keep}; sdceval does not guess them")
             complete = self._frame[list(na.index)].notna().all(axis=1).to_numpy()
             removed = int((~complete).sum())
             if int(complete.sum()) < 2:
