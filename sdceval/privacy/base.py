@@ -232,10 +232,7 @@ class PrivacyModel:
 
     def satisfied(self, counts: np.ndarray, table_dist: np.ndarray) -> np.ndarray:
         """Boolean per class: the class meets the threshold."""
-        v = self.value(counts, table_dist)
-        if self.larger_is_safer:
-            return v >= self.threshold * (1 - _RTOL)
-        return v <= self.threshold * (1 + _RTOL)
+        return self.satisfied_level(self.value(counts, table_dist))
 
     #: the verdict needs the classes' cells (module docstring), not their counts alone
     reads_cells: bool = False
