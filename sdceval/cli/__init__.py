@@ -1,5 +1,5 @@
 """Command-line interface: ``sdceval list|anonymize|evaluate|check|compare|run|hierarchy|
-tradeoff|lattice|vectors|pbg|verify``.
+tradeoff|lattice|vectors|pbg|verify|serve``.
 
 ``sdceval compare`` with no options runs the main job on the bundled ``census`` data:
 MDAV, correlated noise, multiplicative noise and rank swapping matched to the linkage
@@ -40,7 +40,7 @@ import time
 import warnings
 
 from sdceval.cli import (anonymize, check, compare, evaluate, hierarchy, lattice, listing,
-                         pbg, results, run, tradeoff, vectors, verify)
+                         pbg, results, run, serve, tradeoff, vectors, verify)
 from sdceval.cli.anonymize import cmd_anonymize
 from sdceval.cli.check import cmd_check
 from sdceval.cli.common import BUNDLED_NAMES, PLUGINS_ENV, _add_common_options, _HelpFormatter
@@ -52,6 +52,7 @@ from sdceval.cli.listing import cmd_list, direction_words
 from sdceval.cli.pbg import cmd_pbg
 from sdceval.cli.results import cmd_results
 from sdceval.cli.run import cmd_run
+from sdceval.cli.serve import cmd_serve
 from sdceval.cli.tradeoff import cmd_tradeoff
 from sdceval.cli.vectors import cmd_vectors
 from sdceval.cli.verify import cmd_verify
@@ -66,7 +67,7 @@ __all__ = ["BUNDLED_NAMES", "COMMANDS", "EXIT_ERROR", "EXIT_SIGINT", "EXIT_SIGPI
            "EXIT_SIGTERM", "Terminated", "build_parser", "cmd_anonymize", "cmd_check",
            "cmd_compare",
            "cmd_evaluate", "cmd_hierarchy", "cmd_lattice", "cmd_list", "cmd_pbg", "cmd_results",
-           "cmd_run",
+           "cmd_run", "cmd_serve",
            "cmd_tradeoff", "cmd_vectors", "cmd_verify", "direction_words", "main"]
 
 EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
@@ -74,7 +75,7 @@ EXIT_ERROR, EXIT_SIGINT, EXIT_SIGPIPE, EXIT_SIGTERM = 2, 130, 141, 143
 # the subcommands, in the order ``sdceval --help`` lists them: a command is a module
 # whose ``add_parser(sub)`` adds its subparser, options and function
 COMMANDS = (listing, anonymize, evaluate, check, compare, run, results, hierarchy, tradeoff,
-            lattice, vectors, pbg, verify)
+            lattice, vectors, pbg, verify, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

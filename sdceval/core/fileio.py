@@ -133,11 +133,12 @@ def check_output(path, folder: bool | None = False) -> Path:
     return path
 
 
-def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = ()) -> Path:
+def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = (),
+                 mode: int = 0o666) -> Path:
     """Write via ``writer(tmp_path)`` into a temp file beside ``path``, then rename.
 
-    The temp file is created ``O_EXCL`` with mode 0o666, so the kernel applies the
-    umask exactly as for any new file; ``writer`` reopens it by name (pandas,
+    The temp file is created ``O_EXCL`` with ``mode`` (0o666; 0o600 for a file only its
+    owner may read), so the kernel applies the umask exactly as for any new file; ``writer`` reopens it by name (pandas,
     matplotlib), which keeps that mode.  It is removed on any exit path.  A path that
     cannot be written (`check_output`: a folder, a path under a file, ``/proc``) and an
     operating-system error while writing (a full disk) are an `SdcevalError` naming the
@@ -157,7 +158,7 @@ def atomic_write(path, writer: Callable[[Path], None], protected: Iterable = ())
     # unlinking a name that was never created is a no-op
     _pending.add(tmp)
     try:
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
         writer(tmp)
         os.replace(tmp, path)
     except ConnectionError:  # a closed pipe (BrokenPipeError) is the CLI's to handle

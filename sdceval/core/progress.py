@@ -3,16 +3,53 @@
 A bar appears only on a terminal, only when the environment variable ``SDCEVAL_QUIET``
 (set by ``sdceval -q``) is unset, and only once the run has lasted `DELAY` seconds, so
 short runs and scripts print nothing; ``enabled=True`` / ``False`` force it on / off.
+
+A run may also be followed from another process (the app's run manager,
+`sdceval.app.runs`): when the environment variable ``SDCEVAL_PROGRESS_FILE`` names a
+file, `RunProgress` writes its current step, the fraction done and the estimated time
+left to it as JSON at every event (`record`), atomically, so a reader never sees half
+a file.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 
 #: environment variable that silences progress bars (``sdceval -q`` sets it)
 QUIET_ENV = "SDCEVAL_QUIET"
 #: a bar appears only once a run has lasted this long (seconds)
 DELAY = 2.0
+
+
+#: environment variable naming a JSON file `record` writes the progress to
+PROGRESS_FILE_ENV = "SDCEVAL_PROGRESS_FILE"
+
+
+def record(step: str, fraction: float | None = None,
+           eta_seconds: float | None = None) -> None:
+    """Write ``{"step", "fraction", "eta_seconds", "updated"}`` to the file
+    ``SDCEVAL_PROGRESS_FILE`` names (nothing when unset): a temporary file beside it,
+    then renamed over it (readers see the old or the new one, never half).  A file
+    that cannot be written is skipped: following a run never stops it."""
+    path = os.environ.get(PROGRESS_FILE_ENV)
+    if not path:
+        return
+    payload = {"step": str(step),
+               "fraction": None if fraction is None else min(max(float(fraction), 0.0), 1.0),
+               "eta_seconds": None if eta_seconds is None else round(float(eta_seconds), 1),
+               "updated": time.time()}
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def quiet() -> bool:
@@ -94,6 +131,7 @@ class RunProgress:
         """A candidate starts (the previous one, if any, is finished)."""
         self._finish()
         self.name, self.started, self.evaluations = name, self.clock(), 0
+        self._record()
         if self.plain:
             self.say(f"[{self.done + 1}/{self.total}] {name}: searching "
                      f"({self.left_words()})")
@@ -101,6 +139,7 @@ class RunProgress:
     def evaluation(self, text: str) -> None:
         """One evaluation of the current candidate is done; ``text`` says what it gave."""
         self.evaluations += 1
+        self._record()
         line = f"{self.name}: evaluation {self.evaluations}: {text}; {self.left_words()}"
         if self.plain:
             self.say("  " + line)
@@ -123,6 +162,26 @@ class RunProgress:
         return per * (max(TYPICAL_EVALUATIONS - self.evaluations, 1)
                       + TYPICAL_EVALUATIONS * (self.total - 1))
 
+    def fraction(self) -> float:
+        """The share of the run done: the finished candidates, and the current one's
+        evaluations out of about `TYPICAL_EVALUATIONS` (never all of it)."""
+        part = 0.0
+        if self.name is not None and self.evaluations:
+            part = self.evaluations / (self.evaluations
+                                       + max(TYPICAL_EVALUATIONS - self.evaluations, 1))
+        return (self.done + part) / self.total if self.total else 1.0
+
+    def _record(self) -> None:
+        """The progress file (`record`), when one is asked for."""
+        if not os.environ.get(PROGRESS_FILE_ENV):
+            return
+        if self.name is None:
+            step = f"matched {self.done} of {self.total} {self.what}"
+        else:
+            step = (f"matching {self.name} ({self.done + 1} of {self.total} {self.what}"
+                    + (f", evaluation {self.evaluations}" if self.evaluations else "") + ")")
+        record(step, self.fraction(), self.time_left())
+
     def left_words(self) -> str:
         left = self.time_left()
         if left is None:
@@ -139,6 +198,8 @@ class RunProgress:
 
     def close(self) -> None:
         self._finish()
+        if self.done:  # candidates matched in other processes report nothing here
+            self._record()
         if self._bar is not None:
             self._bar.close()
 

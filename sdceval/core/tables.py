@@ -7,9 +7,14 @@ data sets of `sdceval.core.loaders` and the release files of `sdceval.core.relea
   lines unless given (``sep=``, ``--sep``: `csv_separator`); a comma-separated file is
   read exactly as pandas reads it, and a file that would read as one column holding a
   separator is refused, naming it (issue 27 item 13).
-* **other formats**: files of statistics packages and spreadsheets (Stata ``.dta``, SPSS
-  ``.sav``, SAS ``.sas7bdat``/``.xpt``, Excel, ...: `OTHER_FORMATS`) and binary files are
-  refused, naming the supported formats and how to convert the file (issue 27 item 13).
+* **statistics packages' files** (SPSS ``.sav``/``.zsav``/``.por``, Stata ``.dta``, SAS
+  ``.sas7bdat``/``.xpt``: `READSTAT_READERS`) are read through pyreadstat when it is
+  installed (the ``formats`` extra, `READSTAT_EXTRA`; issue 31): the values as stored
+  (codes, not their value labels), user-defined missing values missing; without
+  pyreadstat they are refused like the other formats, naming the extra.
+* **other formats**: spreadsheets and the like (Excel, R, JSON, ...: `OTHER_FORMATS`)
+  and binary files are refused, naming the supported formats and how to convert the
+  file (issue 27 item 13).
 """
 from __future__ import annotations
 
@@ -35,6 +40,20 @@ except ImportError:  # pragma: no cover - moved in a future pandas
                    "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
                    "nan", "null"}
 PARQUET_EXTRA = 'pip install "sdceval[parquet]"'
+READSTAT_EXTRA = 'pip install "sdceval[formats]"'
+#: files of statistics packages read through pyreadstat (when installed), by suffix: the
+#: pyreadstat function that reads one
+READSTAT_READERS = {".sav": "read_sav", ".zsav": "read_sav", ".por": "read_por",
+                    ".dta": "read_dta", ".sas7bdat": "read_sas7bdat", ".xpt": "read_xport"}
+
+
+def _pyreadstat():
+    """The pyreadstat module, or None when it is not installed (the ``formats`` extra)."""
+    try:
+        import pyreadstat
+    except ImportError:
+        return None
+    return pyreadstat
 
 
 def load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = (),
@@ -54,7 +73,8 @@ def load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = (),
 
 #: what sdceval reads, for the errors that refuse another format
 SUPPORTED_FORMATS = ("CSV (separated by , ; tab or |) and Parquet (.parquet, .pq; "
-                     f"{PARQUET_EXTRA})")
+                     f"{PARQUET_EXTRA}); SPSS, Stata and SAS files (.sav, .dta, "
+                     f".sas7bdat, .xpt) with pyreadstat ({READSTAT_EXTRA})")
 #: files sdceval does not read, by suffix: what they are and how to convert one (``{p}``:
 #: the file, ``{out}``: a CSV file beside it); refused naming `SUPPORTED_FORMATS`
 _SPSS = ("an SPSS file", "pandas.read_spss({p}).to_csv({out}, index=False) (needs "
@@ -80,6 +100,8 @@ def _refuse_other_format(path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix not in OTHER_FORMATS:
         return
+    if suffix in READSTAT_READERS and _pyreadstat() is not None:
+        return  # read by `_read_readstat`
     what, how = OTHER_FORMATS[suffix]
     how = how.format(p=repr(path.name), out=repr(path.stem + ".csv"))
     raise SdcevalError(
@@ -104,6 +126,8 @@ def _load_table(path, text: Iterable[str] = (), numeric: Iterable[str] = (),
     try:
         if suffixes.endswith((".parquet", ".pq")):
             df = _read_parquet(path, text)
+        elif path.suffix.lower() in READSTAT_READERS:
+            df = _read_readstat(path, text)
         else:
             found = csv_separator(path, sep)
             df, codes = _read_csv(path, text, numeric, found)
@@ -213,6 +237,30 @@ def _read_parquet(path: Path, text: list) -> pd.DataFrame:
     for c in text:
         if c in df.columns and not _is_text(df[c]):
             df[c] = df[c].astype(str).where(df[c].notna())
+    return df
+
+
+def _read_readstat(path: Path, text: list) -> pd.DataFrame:
+    """A statistics package's file (`READSTAT_READERS`) read through pyreadstat: the
+    stored values (codes, not value labels; user-defined missing values are missing);
+    columns in ``text`` become text, a whole number written without ``.0`` (an SPSS
+    code 1 is stored as the double 1.0)."""
+    suffix = path.suffix.lower()
+    what = OTHER_FORMATS[suffix][0]
+    reader = _pyreadstat()
+    try:
+        df, _meta = getattr(reader, READSTAT_READERS[suffix])(str(path))
+    except (reader.ReadstatError, reader.PyreadstatError, OSError, ValueError) as exc:
+        raise SdcevalError(f"cannot read {str(path)!r} as {what} ({suffix}): {exc}; "
+                           "is the file complete and of that format?") from None
+    df.columns = [str(c) for c in df.columns]
+    for c in text:
+        if c in df.columns and not _is_text(df[c]):
+            values = df[c]
+            whole = pd.api.types.is_float_dtype(values) and bool(
+                (values.dropna() % 1 == 0).all())
+            shown = values.astype("Int64") if whole else values
+            df[c] = shown.astype(str).where(values.notna())
     return df
 
 
