@@ -95,7 +95,9 @@ def test_a_constraint_on_the_global_risk():
     assert "individual_risk" in tight.constraint_failures()["mondrian"][0]
 
 
-@pytest.mark.parametrize("risk", ["household_risk", "suda2"])
+# suda2's search takes ~5 s (SUDA2 at every evaluation): the whole suite runs it
+@pytest.mark.parametrize("risk", ["household_risk",
+                                  pytest.param("suda2", marks=pytest.mark.slow)])
 def test_the_other_population_risks_can_be_matched(risk):
     """Any population risk is a matching risk: the household risk and the DIS-SUDA score
     of local suppression and Mondrian on part of the survey."""
