@@ -187,7 +187,7 @@ BUNDLED: dict[str, DatasetInfo] = {
                              "ARX's Adult: adult-train's 30162 records, ARX's 9 columns "
                              "(income as salary-class), all QIs with ARX's hierarchies"),
     "survey": DatasetInfo("survey", lambda: _survey("survey"),
-                          "synthetic household survey: 13634 persons in 5001 sampled "
+                          "synthetic household survey: 13577 persons in 5001 sampled "
                           "households, design weights (population about 1.08 million); "
                           "keys region, urbrur, hhsize, sex, age, marital, education"),
 }
