@@ -66,3 +66,17 @@ def test_the_cli_says_it_in_one_line(frame, tmp_path, capsys, no_work):
                  "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "ml_utility" in err
+
+
+def test_default_utilities_leave_out_what_the_data_cannot_feed():
+    """ARX's Adult has no label, no sensitive attribute and no numeric attribute: the
+    default utilities keep only those that run on it (ml_utility would stop the
+    comparison), while a utility the user names is still checked and refused."""
+    from sdceval.compare.families import comparison_defaults, usable_utilities
+    from sdceval.core.loaders import load_dataset
+    ds = load_dataset("adult-arx")
+    got = comparison_defaults(ds, methods=["mondrian", "generalization"])
+    assert got["utilities"] == "query_error"
+    assert usable_utilities(ds, "ml_utility") == "ml_utility"   # nothing fits: said later
+    assert comparison_defaults(ds, methods=["mondrian"], utilities="ml_utility")[
+        "utilities"] == "ml_utility"

@@ -241,10 +241,31 @@ def default_target(dataset, methods=(), risk: str | None = None) -> str:
     return "mdav:k=5" if dataset.schema.numeric else "mondrian:k=5"
 
 
-def default_utilities(methods) -> str:
-    if all(get_method(m).family == "perturbative" for m in methods):
-        return DEFAULT_UTILITIES
-    return EVERY_RELEASE_UTILITIES
+def default_utilities(methods, dataset=None) -> str:
+    """The default utilities of a comparison of ``methods`` (the paper's for
+    perturbative methods, else those that read every release), with ``dataset`` only
+    those its roles allow (`usable_utilities`)."""
+    names = (DEFAULT_UTILITIES if all(get_method(m).family == "perturbative"
+                                      for m in methods) else EVERY_RELEASE_UTILITIES)
+    return names if dataset is None else usable_utilities(dataset, names)
+
+
+def usable_utilities(dataset, utilities) -> str:
+    """Of ``utilities`` (a text or names), those ``dataset``'s roles allow
+    (`MeasureSpec.check_data`: ``ml_utility`` needs a label or a sensitive attribute,
+    ``propensity`` numeric attributes); all of them when none is allowed, so that the
+    comparison still says what is missing."""
+    from sdceval.compare.composite import risk_spec
+    names = [u for u in (utilities.split(",") if isinstance(utilities, str)
+                         else list(utilities or ())) if u]
+    kept = []
+    for name in names:
+        try:
+            risk_spec(name).check_data(dataset)
+        except SdcevalError:
+            continue
+        kept.append(name)
+    return ",".join(kept or names)
 
 
 def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities=None
@@ -265,11 +286,11 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
     risk = risk or default_risk(dataset, methods)
     target = target or default_target(dataset, methods, risk)
     return {"methods": methods, "risk": risk, "target": target,
-            "utilities": utilities or default_utilities(methods)}
+            "utilities": utilities or default_utilities(methods, dataset)}
 
 
 __all__ = ["DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
            "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "WHOLE_FILE_TARGET", "applicable_methods",
            "as_strategy", "left_out", "whole_file", "comparison_defaults", "default_readings", "default_risk",
-           "default_target", "default_utilities", "missing_needs", "survey",
+           "default_target", "default_utilities", "missing_needs", "survey", "usable_utilities",
            "SURVEY_STRATEGIES", "GLOBAL_RISK_RULE"]
