@@ -208,27 +208,9 @@ def goal_defaults(ds) -> dict:
     except SdcevalError as exc:
         defaults = {"methods": [], "risk": "", "target": "", "utilities": "",
                     "problem": str(exc)}
-    defaults["utilities"] = usable_utilities(ds, defaults["utilities"])
     defaults["profiles"] = [(p.name, p.title) for p in list_profiles()]
     defaults["columns"] = list(ds.schema.qis) + list(ds.schema.numeric)
     return defaults
-
-
-def usable_utilities(ds, utilities) -> str:
-    """Of the default ``utilities``, those the data set's roles allow
-    (`MeasureSpec.check_data`: ``ml_utility`` needs a label or a sensitive attribute),
-    so that the default a page fills in runs."""
-    from sdceval.compare.composite import risk_spec
-    names = [u for u in (utilities.split(",") if isinstance(utilities, str)
-                         else list(utilities or ())) if u]
-    kept = []
-    for name in names:
-        try:
-            risk_spec(name).check_data(ds)
-        except SdcevalError:
-            continue
-        kept.append(name)
-    return ",".join(kept or names)
 
 
 #: the goal form's fields an error's words point to, the first match wins
