@@ -424,3 +424,15 @@ def test_bucketization_buckets_cover_k_people(tmp_path):
     covered, _ = _brute_force(ds, rel, people)
     assert len(covered) > 5 and (covered >= 30).all()
     assert rel.info["achieved"]["k"] == covered.min()
+
+
+def test_mondrian_reports_k_and_kmap_each_under_its_own_name():
+    """With k-anonymity and k-map together Mondrian's ``achieved`` keeps both levels
+    (both models' threshold parameter is ``k``: each is keyed by its model's name)."""
+    from sdceval.core.loaders import load_dataset
+    ds = load_dataset("adult-arx")
+    rel = sdceval.anonymize(ds, "mondrian",
+                            models=["k=5", "kmap:k=3,estimator=poisson,sampling_fraction=0.1"])
+    got = rel.info["achieved"]
+    assert set(got) >= {"k", "kmap"}
+    assert got["k"] == rel.class_sizes().min()

@@ -331,7 +331,9 @@ def mondrian(dataset, *, seed, models) -> Release:
 
 
 def achieved(dataset, models, classes) -> dict:
-    """The level each model reaches on the classes: min k / min ℓ / max t / max δ."""
+    """The level each model reaches on the classes: min k / min ℓ / max t / max δ,
+    keyed by the model's threshold parameter (``k``, ``l``, ...), or by the model's name
+    when two models share that parameter (k-anonymity and k-map: ``k`` and ``kmap``)."""
     sens = dataset.schema.sensitive
     if any(m.needs_sensitive for m in models):
         S = dataset.hierarchy(sens).n_leaves
@@ -342,6 +344,8 @@ def achieved(dataset, models, classes) -> dict:
         counts = np.bincount(classes)[:, None]
         Q = np.ones(1)
     out = {}
+    shared = {m.parameter for m in models
+              if sum(o.parameter == m.parameter for o in models) > 1}
     for m in models:
         if getattr(m, "reads_cells", False):
             qis = dataset.schema.qis
@@ -351,5 +355,6 @@ def achieved(dataset, models, classes) -> dict:
             v = m.value_cells(counts, Q, lo, hi)
         else:
             v = m.value(counts, Q)
-        out[m.parameter] = float(v.min() if m.larger_is_safer else v.max())
+        key = m.name if m.parameter in shared else m.parameter
+        out[key] = float(v.min() if m.larger_is_safer else v.max())
     return out
