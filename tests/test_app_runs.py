@@ -195,6 +195,7 @@ def test_cancel_ends_the_worker_and_reads_cancelled(tmp_path):
         manager.results(run_id)
 
 
+@pytest.mark.slow  # a worker process started and killed: the whole suite runs it
 def test_a_worker_killed_reads_failed_not_running(tmp_path):
     manager = RunManager(tmp_path / "app")
     run_id = manager.start(LONG)
@@ -206,6 +207,7 @@ def test_a_worker_killed_reads_failed_not_running(tmp_path):
     manager.shutdown()
 
 
+@pytest.mark.slow  # a worker process started and ended: the whole suite runs it
 def test_shutdown_leaves_no_child_process(tmp_path):
     manager = RunManager(tmp_path / "app")
     ids = [manager.start(LONG), manager.start(SMALL)]

@@ -422,6 +422,7 @@ def test_other_commands_do_not_import_the_web_stack():
     assert out.strip() == "[]", out
 
 
+@pytest.mark.slow  # a server process: the whole suite runs it
 def test_serve_starts_serves_and_stops_on_sigint(tmp_path):
     import urllib.error
     import urllib.request
@@ -480,3 +481,129 @@ def test_ctrl_c_during_a_run_leaves_no_worker_process(tmp_path):
     time.sleep(0.5)
     assert _alive(workers) == [], _alive(workers)
 
+
+
+# -- the results page and unknown addresses (issue 31, defects seen in the browser) ------
+UNRANKED_NOTE = ("MDAV (mdav): nearest reachable: 0.1799 (k=35), 5.8 % from the target, "
+                 "outside the tolerance ±5 % of the target; it is left unranked")
+
+
+class UnrankedRuns(FakeRuns):
+    """A run whose first candidate did not reach the target: no rank, not matched."""
+
+    def results(self, run_id):
+        res = super().results(run_id)
+        res["ranked"] = ["noise"]
+        res["display"] = {
+            "columns": ["method", "setting", "query_error", "rank_query_error", "risk",
+                        "matched"],
+            "labels": {"rank_query_error": "rank", "risk": "matched risk"},
+            "rows": [{"method": "MDAV", "setting": "k = 35", "query_error": 36.48,
+                      "rank_query_error": None, "risk": 0.1799, "matched": False},
+                     {"method": "noise", "setting": "gamma = 0.3863", "query_error": 27.36,
+                      "rank_query_error": 1.0, "risk": 0.17, "matched": True}]}
+        res["ranking"] = [{"method": "mdav", "matched": False},
+                          {"method": "noise", "matched": True}]
+        res["unranked"] = {"mdav": UNRANKED_NOTE}
+        res["notes"] = [UNRANKED_NOTE, "a note"]
+        return res
+
+
+def _ranking_cells(page: str) -> list[list[str]]:
+    table = re.search(r'<table class="ranking">(.*?)</table>', page, re.DOTALL).group(1)
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in
+             re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)[1:]]
+
+
+def test_an_unranked_candidate_shows_a_dash_with_its_reason_and_matched_as_words(tmp_path):
+    runs = UnrankedRuns(tmp_path / "r")
+    client = _client(tmp_path, run_manager=runs)
+    page = client.get(f"/results/{runs.state.run_id}").text
+    rows = _ranking_cells(page)
+    assert rows and not any(c in ("None", "True", "False", "nan") for r in rows for c in r), rows
+    mdav, noise = rows
+    assert mdav[3].startswith("–") and noise[3] == "1"
+    assert mdav[-1].startswith("no — nearest reachable") and "0.1799" in mdav[-1]
+    assert "k = 35" in mdav[-1] and noise[-1] == "yes"
+    # the dash carries the reason: the note, as a tooltip and a link to it on the page
+    cell = re.search(r'<td[^>]*title="([^"]*)"[^>]*>\s*–', page)
+    assert cell and "left unranked" in cell.group(1)
+    link = re.search(r'–\s*<a href="#(why-[^"]+)"', page)
+    assert link and re.search(rf'id="{link.group(1)}"[^>]*>[^<]*left unranked', page)
+    assert page.count("left unranked") == 2, "the note once, and once as the tooltip"
+    both = client.get(f"/compare?a={runs.state.run_id}&b={runs.state.run_id}").text
+    assert ">None<" not in both and ">False<" not in both
+
+
+@pytest.mark.parametrize("path", ["/nope", "/results", "/results/", "/release",
+                                  "/run/x/y/z"])
+def test_an_unknown_address_gets_the_apps_page_with_status_404(tmp_path, path):
+    client = _client(tmp_path)
+    r = client.get(path)
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("text/html")
+    assert '<nav class="steps">' in r.text and 'href="/run"' in r.text
+    assert re.search(r'<p class="error"[^>]*>[^<]*no page', r.text), r.text
+    assert r.headers["content-security-policy"] == APP_CSP
+    assert client.get("/data").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A real run (worker process, results store) with an unranked candidate: MDAV with
+    recoding does not reach Mondrian's risk on these data."""
+    from sdceval.app.runs import RunManager
+    folder = tmp_path_factory.mktemp("finished")
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(18, 90, n), "sex": rng.choice(["f", "m"], n),
+                       "region": rng.choice(["007", "012", "031", "045", "090"], n),
+                       "day": rng.integers(0, 365, n),
+                       "income": np.round(rng.lognormal(8, 0.5, n), 2),
+                       "hours": np.round(rng.normal(38, 6, n), 1)})
+    df.loc[rng.choice(n, 12, replace=False), "region"] = np.nan
+    df.to_csv(folder / "mixed.csv", index=False)
+    (folder / "schema.toml").write_text('qi = ["age", "sex", "region"]\n'
+                                        'numeric = ["income", "hours"]\n'
+                                        'ignore = ["day"]\nmissing = "keep"\n')
+    manager = RunManager(folder / "app")
+    run_id = manager.start({"data": str(folder / "mixed.csv"),
+                            "schema": str(folder / "schema.toml"),
+                            "methods": ["mdav+recode", "mondrian+intervals"],
+                            "target": "mondrian+intervals:k=5",
+                            "utilities": "query_error", "seed": 0})
+    deadline = time.monotonic() + 120
+    while manager.status(run_id).state in ("queued", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert manager.status(run_id).state == "done", manager.status(run_id).message
+    yield manager, run_id
+    manager.shutdown()
+
+
+@pytest.mark.slow
+def test_the_results_page_shows_each_figure_once(tmp_path, finished_run):
+    manager, run_id = finished_run
+    client = _client(tmp_path, run_manager=manager)
+    page = client.get(f"/results/{run_id}").text
+    images = re.findall(r'<img src="([^"]+)"', page)
+    assert len(images) == 1, images
+    shown = [client.get(img).content for img in images]
+    assert all(png.startswith(b"\x89PNG") for png in shown)
+    assert len(set(shown)) == len(shown)
+
+
+@pytest.mark.slow
+def test_a_real_runs_unranked_candidate_shows_a_dash_with_its_note(tmp_path, finished_run):
+    manager, run_id = finished_run
+    res = manager.results(run_id)
+    assert res["ranked"] == ["mondrian+intervals"]
+    assert "left unranked" in res["unranked"]["mdav+recode"]
+    assert res["unranked"]["mdav+recode"] in res["notes"]
+    client = _client(tmp_path, run_manager=manager)
+    rows = _ranking_cells(client.get(f"/results/{run_id}").text)
+    mdav = rows[0]
+    assert mdav[0].startswith("MDAV") and mdav[3].startswith("–")
+    assert mdav[-1].startswith("no — nearest reachable"), mdav
+    assert rows[1][3] == "1" and rows[1][-1] == "yes"

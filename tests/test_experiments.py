@@ -116,6 +116,7 @@ def test_comparison_report_shows_risk_readings_and_fitted_notes(tmp_path):
         load_spec(_write(tmp_path, '[[comparison]]\ndata = "census"\nrisks = ["emd"]\n'))
 
 
+@pytest.mark.slow  # two whole evaluation runs: the whole suite runs it
 def test_evaluation_run_is_reproducible(tmp_path):
     text = ('[experiment]\nname = "t"\nseed = 3\n'
             '[[evaluation]]\ndata = "census"\n'

@@ -373,6 +373,7 @@ def test_bad_parameters(tmp_path):
         ev("risk_summary", population=str(tmp_path / "p3.csv"), sampling_fraction=0.5)
 
 
+@pytest.mark.slow  # a population table matched on the 30 162 records of Adult: the whole suite runs it
 def test_population_table_on_adult(arx_adult, tmp_path):
     """A population of every Adult record three times (microdata, and as counts): the
     journalist's F_k is 3 f_k on the exact release (the join of disjoint cells), and

@@ -73,6 +73,7 @@ def test_a_candidate_failing_a_constraint_is_listed_not_ranked():
     assert list(d["constraint_failures"]) == [worse]
 
 
+@pytest.mark.slow  # a whole comparison through the CLI: the whole suite runs it
 def test_the_command_line_option(tmp_path):
     df = _small()
     data = tmp_path / "t.csv"

@@ -425,8 +425,11 @@ class RunManager:
     def results(self, run_id: str) -> dict:
         """What the run found, as its report shows it: the answer sentence, the
         ranking (every figure, with its 95 % interval when repeated, and the ranks),
-        the ties, the notes, the risks at the matched point, what each candidate
-        publishes, and the paths of the figures and the report."""
+        the ties, the notes (``unranked``: the one of each candidate left unranked), the
+        risks at the matched point, what each candidate publishes, and the paths of the
+        figure (the job's risk curves) and the report."""
+        from sdceval.compare.comparison import unreached_note
+        from sdceval.core.glossary import display_name
         key, _, comp = self._comparison(run_id)
         out = self._dir(run_id) / OUT
         table = comp.table()
@@ -436,19 +439,31 @@ class RunManager:
                      and not c.startswith("rank_")
                      and not c.removesuffix("_lo").removesuffix("_hi") in utilities]
         display = comp.display_table()
+        # the job's own figure; the run's risk_curves.png draws every comparison of the
+        # run, here only this one: the same picture (shown once)
+        figures = [p for p in (out / f"{key}_risk_curves.png", out / "risk_curves.png")
+                   if p.is_file()][:1]
+        ranked, notes = comp.ranked(), comp.footnotes()
+        unranked = {  # method -> why it has no rank: its footnote, word for word
+            m.method: (unreached_note(m, comp.risk_measure, comp.target) if not m.matched
+                       else next((n for n in notes if n.startswith(
+                           f"{display_name(m.method)} is unranked")),
+                           "it fails a risk constraint at its matched point"))
+            for m in comp.matches if m.method not in ranked}
         return {
             "run_id": run_id, "title": self.status(run_id).title, "job": key,
             "answer": comp.answer(), "dataset": comp.dataset,
             "risk_measure": comp.risk_measure, "target": comp.target,
             "reference": comp.reference, "seed": comp.seed, "repeats": comp.repeats,
-            "candidates": [m.method for m in comp.matches], "ranked": comp.ranked(),
+            "candidates": [m.method for m in comp.matches], "ranked": ranked,
+            "unranked": unranked,
             "ranking": _records(table), "ties": comp.ties(),
             "display": {"columns": list(display.columns), "rows": _records(display),
                         "labels": comp.labels()},
             "risks": _records(table[["method", *risk_cols]]),
             "treatment": _records(comp.treatment_table().reset_index()),
-            "notes": comp.footnotes(),
-            "figures": sorted(out.glob("*risk_curves.png")),
+            "notes": notes,
+            "figures": figures,
             "report": out / "report.html", "ranking_csv": out / f"{key}_ranking.csv"}
 
     def release(self, run_id: str, candidate: str) -> dict[str, Path]:

@@ -181,6 +181,7 @@ class App:
         self.max_upload_mb = max_upload_mb
         self._runs = run_manager
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+        self.templates.env.globals["ranking_view"] = steps.ranking_view
 
     # -- helpers ------------------------------------------------------------------
     @property
@@ -454,6 +455,21 @@ class App:
     async def home(self, request: Request):
         return RedirectResponse("/data", 303)
 
+    async def not_found(self, request: Request, exc: Exception):
+        """An address with no page (404), or a page that does not take the request's
+        method (405): the app's page with the step bar and a way back, not Starlette's
+        bare text."""
+        code = getattr(exc, "status_code", 404)
+        if code == 405:
+            heading, message = "Not here", (f"the page {request.url.path} does not take "
+                                            f"a {request.method} request")
+        else:
+            heading, message = "Not found", f"no page at {request.url.path}"
+        response = self.render(request, "notfound.html", code, heading=heading,
+                               message=message)
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
+
 
 async def _sdceval_error(request: Request, exc: Exception):
     # an SdcevalError no page caught (a run id that does not exist, ...): its message
@@ -498,8 +514,9 @@ def create_app(folder, token: str, hosts=("127.0.0.1",), port: int | None = None
         Route(f"/reproduce/{rid}/file/{{what:str}}", pages.reproduce_file),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    inner = Starlette(routes=routes, exception_handlers={SdcevalError: _sdceval_error,
-                                                        Exception: _unexpected})
+    inner = Starlette(routes=routes, exception_handlers={
+        SdcevalError: _sdceval_error, 404: pages.not_found, 405: pages.not_found,
+        Exception: _unexpected})
     inner.state.pages = pages
     app = Guard(inner, token, hosts)
     app.pages = pages

@@ -273,3 +273,51 @@ def goal_config(form: dict, dataset=None) -> dict:
     except SdcevalError as exc:
         raise FieldErrors({goal_field(str(exc)): str(exc)}) from None
     return goal
+
+
+# -- the results ---------------------------------------------------------------------------
+def _number(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def ranking_view(res: dict) -> dict:
+    """The ranking of a run's results (`sdceval.app.runs.RunManager.results`) as the
+    page shows it: headers by the comparison's labels; each cell ``{"text", "title",
+    "why"}``.  A candidate left unranked has the rank "–" with its note (``title``, and
+    ``why``: the id of the note on the page); ``matched`` reads "yes", or "no — nearest
+    reachable <risk> at <setting>" (the point the search stopped at)."""
+    display = res.get("display") or {}
+    columns = list(display.get("columns") or [])
+    labels = display.get("labels") or {}
+    methods = [r.get("method") for r in res.get("ranking") or []]
+    unranked = res.get("unranked") or {}
+    run = str(res.get("run_id", ""))
+    rows = []
+    for i, row in enumerate(display.get("rows") or []):
+        method = methods[i] if i < len(methods) else None
+        cells = []
+        for c in columns:
+            v = row.get(c)
+            cell = {"text": "" if v is None else _number(v), "title": "", "why": ""}
+            if c.startswith("rank_") and v is None:
+                cell["text"] = "–"
+                if method in unranked:
+                    cell["title"], cell["why"] = unranked[method], note_id(run, method)
+            elif c.startswith("rank_") and isinstance(v, float) and v.is_integer():
+                cell["text"] = str(int(v))  # a rank read back from JSON beside a None
+            elif c == "matched" and isinstance(v, bool):
+                where = f" at {row['setting']}" if row.get("setting") else ""
+                cell["text"] = "yes" if v else (
+                    f"no — nearest reachable {_number(row.get('risk'))}{where}")
+            cells.append(cell)
+        rows.append(cells)
+    by_note = {n: m for m, n in unranked.items()}
+    return {"columns": [(c, labels.get(c, c)) for c in columns], "rows": rows,
+            "notes": [(note_id(run, by_note[n]) if n in by_note else "", n)
+                      for n in res.get("notes") or []]}
+
+
+def note_id(run_id: str, method: str) -> str:
+    """The page id of the note saying why ``method`` is unranked in run ``run_id`` (two
+    runs are shown side by side on one page)."""
+    return "why-" + re.sub(r"[^A-Za-z0-9_-]", "-", f"{run_id}-{method}".strip("-"))

@@ -247,7 +247,12 @@ def default_utilities(methods, dataset=None) -> str:
     those its roles allow (`usable_utilities`)."""
     names = (DEFAULT_UTILITIES if all(get_method(m).family == "perturbative"
                                       for m in methods) else EVERY_RELEASE_UTILITIES)
-    return names if dataset is None else usable_utilities(dataset, names)
+    if dataset is None:
+        return names
+    usable = usable_utilities(dataset, names)
+    # every default fits: the defaults as they are declared
+    return names if usable == ",".join(names.split(",") if isinstance(names, str)
+                                       else names) else usable
 
 
 def usable_utilities(dataset, utilities) -> str:
