@@ -91,9 +91,16 @@ def wait_matching(manager, run_id, timeout=120.0):
         time.sleep(0.05)
 
 
-def children():
+def children(before=()):
+    """This process's live descendants, less those in ``before`` (pids alive before the
+    test: under pytest-xdist a browser another test started may share the process)."""
+    gone = set(before)
     return [p for p in psutil.Process().children(recursive=True)
-            if p.status() != psutil.STATUS_ZOMBIE]
+            if p.pid not in gone and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def pids() -> set:
+    return {p.pid for p in children()}
 
 
 def worker_pid(manager, run_id) -> int:
@@ -175,6 +182,7 @@ def test_a_run_that_fails_says_why(tmp_path):
 
 def test_cancel_ends_the_worker_and_reads_cancelled(tmp_path):
     from sdceval.experiments.store import ResultsStore
+    before = pids()
     manager = RunManager(tmp_path / "app")
     run_id = manager.start(LONG)
     st = wait_matching(manager, run_id)
@@ -186,7 +194,7 @@ def test_cancel_ends_the_worker_and_reads_cancelled(tmp_path):
     st = manager.status(run_id)
     assert st.state == "cancelled" and st.eta_seconds is None
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert children() == []
+    assert children(before) == []
     # the store recorded the run as interrupted (what finished is kept for a resume)
     with ResultsStore(manager.root / run_id / "out", create=False) as store:
         assert list(store.runs()["status"]) == ["interrupted"]
@@ -209,12 +217,13 @@ def test_a_worker_killed_reads_failed_not_running(tmp_path):
 
 @pytest.mark.slow  # a worker process started and ended: the whole suite runs it
 def test_shutdown_leaves_no_child_process(tmp_path):
+    before = pids()
     manager = RunManager(tmp_path / "app")
     ids = [manager.start(LONG), manager.start(SMALL)]
     wait_matching(manager, ids[0])
-    assert children()
+    assert children(before)
     manager.shutdown()
-    assert children() == []
+    assert children(before) == []
     assert {manager.status(i).state for i in ids} <= {"cancelled", "done"}
     assert manager.status(ids[0]).state == "cancelled"
 

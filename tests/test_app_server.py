@@ -607,3 +607,12 @@ def test_a_real_runs_unranked_candidate_shows_a_dash_with_its_note(tmp_path, fin
     assert mdav[0].startswith("MDAV") and mdav[3].startswith("–")
     assert mdav[-1].startswith("no — nearest reachable"), mdav
     assert rows[1][3] == "1" and rows[1][-1] == "yes"
+
+
+def test_goal_defaults_give_the_utilities_as_text():
+    """The engine declares the perturbative defaults as a tuple of names; the goal page
+    fills its field with them as a comma-separated text that parses back."""
+    from sdceval.app.steps import goal_defaults
+    from sdceval.core.loaders import load_dataset
+    got = goal_defaults(load_dataset("census"))["utilities"]
+    assert got == "propensity,emd"

@@ -208,6 +208,8 @@ def goal_defaults(ds) -> dict:
     except SdcevalError as exc:
         defaults = {"methods": [], "risk": "", "target": "", "utilities": "",
                     "problem": str(exc)}
+    if not isinstance(defaults["utilities"], str):   # a declared tuple of names
+        defaults["utilities"] = ",".join(defaults["utilities"])
     defaults["profiles"] = [(p.name, p.title) for p in list_profiles()]
     defaults["columns"] = list(ds.schema.qis) + list(ds.schema.numeric)
     return defaults
