@@ -1,5 +1,7 @@
-"""Child processes the tests interrupt as a terminal would."""
+"""Child processes the tests interrupt as a terminal would, and what is left of them."""
 import signal
+
+import psutil
 
 
 def default_sigint():
@@ -8,3 +10,23 @@ def default_sigint():
     shell ignores SIGINT, the child would inherit that, and Python keeps an inherited
     SIG_IGN: the command would never see the interrupt."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def descendants(pid: int) -> list:
+    """Every process below ``pid`` (none once it has gone)."""
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def alive(procs) -> list:
+    """Those of ``procs`` still running (a zombie, or a process gone, is not)."""
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out

@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
-import psutil
 import pytest
 
 from tests.browser import find_chromium, require_chromium
+from tests.children import alive, descendants
 
 pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright "
                     '(pip install -e ".[test]")')
@@ -93,10 +93,7 @@ class Server:
         self.url, self.base = found.group(0), found.group(1)
 
     def children(self) -> list:
-        try:
-            return psutil.Process(self.proc.pid).children(recursive=True)
-        except psutil.NoSuchProcess:
-            return []
+        return descendants(self.proc.pid)
 
     def stop(self) -> None:
         """Ctrl-C; the server ends and no process it started is left."""
@@ -111,20 +108,11 @@ class Server:
         err = self.proc.stderr.read()
         assert self.proc.returncode in (0, 130), err
         deadline = time.monotonic() + 10
-        while _alive(started) and time.monotonic() < deadline:
+        while alive(started) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _alive(started) == [], f"left after Ctrl-C: {_alive(started)}"
+        assert alive(started) == [], f"left after Ctrl-C: {alive(started)}"
 
 
-def _alive(procs) -> list:
-    out = []
-    for p in procs:
-        try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return out
 
 
 @pytest.fixture
@@ -314,7 +302,7 @@ def test_a_cancelled_run_reads_cancelled(page, serve, requests_seen):
     page.goto(server.base + "/run")
     expect(page.locator("#runs")).to_contain_text(run_id)
     expect(page.locator("#runs")).to_contain_text("cancelled")
-    assert _alive(server.children()) == []
+    assert alive(server.children()) == []
 
 
 def test_an_upload_over_the_limit_gets_a_message_on_the_page(page, serve, requests_seen,

@@ -24,6 +24,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 to httpx: either
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from children import alive, descendants
 from sdceval.app.server import APP_CSP, create_app
 from sdceval.experiments.report_html import CSP
 
@@ -371,24 +372,6 @@ def test_the_release_page_gives_the_downloads_with_the_key_marked_private(tmp_pa
 
 
 # -- the command ------------------------------------------------------------------------
-def _descendants(pid: int) -> list:
-    psutil = pytest.importorskip("psutil")
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _alive(procs) -> list:
-    psutil = pytest.importorskip("psutil")
-    out = []
-    for p in procs:
-        try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return out
 
 
 def _serve(tmp_path):
@@ -466,7 +449,7 @@ def test_ctrl_c_during_a_run_leaves_no_worker_process(tmp_path):
         assert "/run/" in run_url
         deadline = time.monotonic() + 60
         while not workers and time.monotonic() < deadline:
-            workers = _descendants(proc.pid)
+            workers = descendants(proc.pid)
             time.sleep(0.2)
         assert workers, "no worker process started"
         # the app answers while the run goes on
@@ -479,7 +462,7 @@ def test_ctrl_c_during_a_run_leaves_no_worker_process(tmp_path):
             proc.kill()
     assert proc.returncode in (0, 130), proc.stderr.read()
     time.sleep(0.5)
-    assert _alive(workers) == [], _alive(workers)
+    assert alive(workers) == [], alive(workers)
 
 
 
