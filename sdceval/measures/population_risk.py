@@ -78,6 +78,7 @@ from sdceval.core.release import Release
 from sdceval.measures.reidentification import ColumnNames
 from sdceval.privacy.population_risk import (
     RISK_METHODS,
+    cell_codes,
     global_risk,
     household_risks,
     individual_risks,
@@ -154,20 +155,6 @@ def check_keys(dataset, params) -> None:
     key_columns(dataset, params.get("keys", ()))
 
 
-def _cell_codes(dataset, column: str, cell) -> np.ndarray:
-    """One code per record for a numeric attribute published as interval cells: the
-    cell ``(lo, hi)``, ``-1`` for the whole domain or the missing-value leaf (the rule
-    by which `release_keys` reads a QI's cell)."""
-    lo, hi = (np.asarray(c, dtype=np.int64) for c in cell)
-    h = dataset.hierarchy(column)
-    m = h.n_leaves
-    missing = (lo == 0) & (hi == m - 1)
-    leaf = getattr(h, "missing_leaf", None)
-    if leaf is not None:
-        missing |= (lo == leaf) & (hi == leaf)
-    return np.where(missing, -1, lo * m + hi)
-
-
 def _number_codes(release: Release, column: str) -> np.ndarray:
     """One code per record for a masked number: records publishing the same value share
     a code; a missing value (NaN) is ``-1``."""
@@ -206,7 +193,7 @@ def key_array(dataset, release: Release, keys=(), who: str = "population risk"
         if c in s.qis and qi_keys is not None:
             out[:, j] = qi_keys[:, s.qis.index(c)]
         elif c in cells:
-            out[:, j] = _cell_codes(dataset, c, cells[c])
+            out[:, j] = cell_codes(dataset.hierarchy(c), *cells[c])
         elif c in s.numeric and c in release.data.columns:
             out[:, j] = _number_codes(release, c)
     if release.suppressed is not None and release.suppressed.any():

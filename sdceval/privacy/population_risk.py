@@ -401,6 +401,18 @@ def global_risk(r) -> tuple[float, float]:
 
 # -- keys of a release --------------------------------------------------------------------
 
+def cell_codes(hierarchy, lo, hi) -> np.ndarray:
+    """One key code per record from its published cell ``(lo, hi)`` of ``hierarchy``'s
+    leaves: ``lo * m + hi`` (equal cells share a code), ``-1`` (sdcMicro's ``NA``) for
+    the whole domain ``(0, m-1)`` and for the missing-value leaf (`release_keys`)."""
+    lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+    m = hierarchy.n_leaves
+    na = (lo == 0) & (hi == m - 1)
+    if hierarchy.missing_leaf is not None:
+        na |= (lo == hierarchy.missing_leaf) & (hi == hierarchy.missing_leaf)
+    return np.where(na, -1, lo * m + hi)
+
+
 def release_keys(dataset, release) -> np.ndarray:
     """The key array of a release that carries QI cells (`Release.cells`): one column
     per QI of ``dataset`` (its order), the code of each record's published cell
@@ -415,19 +427,12 @@ def release_keys(dataset, release) -> np.ndarray:
     qis = list(dataset.schema.qis)
     keys = np.empty((release.n, len(qis)), dtype=np.int64)
     for j, q in enumerate(qis):
-        lo, hi = release.cells[q]
-        h = dataset.hierarchy(q)
-        m = h.n_leaves
-        code = lo.astype(np.int64) * m + hi
-        code[(lo == 0) & (hi == m - 1)] = -1
-        if h.missing_leaf is not None:
-            code[(lo == h.missing_leaf) & (hi == h.missing_leaf)] = -1
-        keys[:, j] = code
+        keys[:, j] = cell_codes(dataset.hierarchy(q), *release.cells[q])
     if release.suppressed is not None and release.suppressed.any():
         keys[release.suppressed] = -1
     return keys
 
 
-__all__ = ["RISK_METHODS", "approx_risk", "combine", "exact_risk", "frequencies",
+__all__ = ["RISK_METHODS", "approx_risk", "cell_codes", "combine", "exact_risk", "frequencies",
            "global_risk", "household_risks", "individual_risks", "release_keys",
            "risks_from_frequencies"]
