@@ -65,7 +65,7 @@ from sdceval.core.params import (PROTECTIONS, SCALES, Knob, Param, ParamType,  #
                                  parse_assignments, resolve_params, shorthand_names)
 from sdceval.core.measurement import AGGREGATES, DIRECTIONS, Measurement
 from sdceval.core.partial import PartialForm
-from sdceval.core.release import KINDS, NEEDS, Release, check_published, require
+from sdceval.core.release import ALIGNED_KINDS, KINDS, NEEDS, Release, check_published, require
 from sdceval.core.rng import check_random_state
 
 CATEGORIES = ("risk", "utility", "information_loss", "privacy")
@@ -73,7 +73,8 @@ CATEGORIES = ("risk", "utility", "information_loss", "privacy")
 RELEASE_NEEDS = ("classes", "cells")
 #: kind of the release a method of each family returns
 FAMILY_KIND = {"perturbative": "perturbative", "generalization": "generalized",
-               "bucketization": "bucketized", "strategy": "composite"}
+               "bucketization": "bucketized", "strategy": "composite",
+               "synthetic": "synthetic", "dp": "synthetic"}
 
 
 # -- specifications -----------------------------------------------------------------------
@@ -200,7 +201,7 @@ class MeasureSpec:
     description: str
     category: str
     direction: str = "lower_is_better"
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = ALIGNED_KINDS
     needs: tuple[str, ...] = field(default_factory=tuple)
     #: the display name (`sdceval.core.glossary`): "re-identification rate"
     label: str = ""

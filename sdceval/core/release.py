@@ -33,6 +33,14 @@ The ``label`` column (the class attribute of the ``cm`` measure) is not protecte
 method, so it is dropped like any other column unless the user passes it through; ``cm``
 reads the labels of the original data set, not of the release.
 * ``external``: a table read from disk, published as it is.
+* ``synthetic`` (synthetic data and differential-privacy samplers, issue 32): new records
+  drawn from a model of the whole file, with no record correspondence: row ``i`` is not
+  record ``i``'s release and the row count is the user's choice.  It publishes every
+  column the schema uses (QIs, numeric, sensitive, label and passthrough columns, each
+  synthesized; the design columns are not: a synthetic file is no sample of a design),
+  as values in the original's types, and carries no structures.  Measures that need row
+  alignment (record-linkage risks, the paper's numeric utilities) do not accept the kind
+  (`ALIGNED_KINDS`): their reading of such a release is "not applicable", never 0.
 * ``composite`` (a whole-file strategy, `sdceval.methods.strategy`, SPEC §5): every
   column the schema uses, each as the strategy's step for its group left it — cells for
   every QI (exact ``lo = hi`` where the QIs are published as is) and for the numeric
@@ -58,11 +66,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from sdceval.core.errors import SdcevalError
+from sdceval.core.release_needs import NEEDS, require  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # imported where used: the method modules import this one, and
     import pandas as pd  # `sdceval list methods` must not load pandas (issue 27)
 
-KINDS = ("perturbative", "generalized", "bucketized", "external", "composite")
+KINDS = ("perturbative", "generalized", "bucketized", "external", "composite", "synthetic")
+#: the kinds whose row i is the release of original record i (every kind but synthetic)
+ALIGNED_KINDS = tuple(k for k in KINDS if k != "synthetic")
 #: the structural column of a bucketized release file (`sdceval.methods.bucketization`:
 #: which bucket a row belongs to; `sdceval.core.release_checks.is_bucketized`)
 BUCKET_COLUMN = "bucket"
@@ -71,13 +82,11 @@ BUCKET_COLUMN = "bucket"
 _STRUCTURES = ("classes", "cells", "suppressed", "sensitive_codes")
 REQUIRED = {"perturbative": (), "generalized": ("classes",),
             "bucketized": ("classes", "sensitive_codes"), "external": (),
-            "composite": ("cells",)}
+            "composite": ("cells",), "synthetic": ()}
 ALLOWED = {"perturbative": ("classes",), "generalized": _STRUCTURES,
-           "bucketized": _STRUCTURES, "external": (), "composite": _STRUCTURES}
+           "bucketized": _STRUCTURES, "external": (), "composite": _STRUCTURES,
+           "synthetic": ()}
 
-#: what a measure may declare it needs (`Release.check`): release structures and
-#: data-set roles
-NEEDS = ("classes", "cells", "qis", "sensitive", "numeric", "label")
 
 # release -> weak reference to the data set it was last checked against
 _CHECKED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -164,7 +173,7 @@ class Release:
     method : str
     params : dict
         The resolved parameters the method ran with (including ``seed``).
-    kind : {"perturbative", "generalized", "bucketized", "external"}
+    kind : one of `KINDS`
     classes : ndarray of int64 or None
         Equivalence class / bucket / microaggregation group of each record.  Required
         for generalized and bucketized releases.
@@ -322,6 +331,32 @@ class Release:
         return cls(frame.reset_index(drop=True), method, kind="external",
                    dropped=dropped).check(dataset)
 
+    @classmethod
+    def synthetic(cls, dataset, data: pd.DataFrame, *, method: str = "",
+                  info: dict | None = None) -> "Release":
+        """A synthetic release (module docstring): ``data`` holds new records with every
+        column `publishable_columns` names for the kind, in any number of rows; nothing
+        else may be published (a data-set column outside the rule is refused)."""
+        import pandas as pd
+        who = method or "method"
+        if not isinstance(data, pd.DataFrame):
+            raise SdcevalError(f"{who}: release data must be a pandas DataFrame")
+        protected, _ = _roles(dataset, "synthetic")
+        missing = [c for c in protected if c not in data.columns]
+        if missing:
+            raise SdcevalError(f"{who}: a synthetic release must publish column(s) "
+                               f"{', '.join(map(repr, missing))}")
+        check_published(dataset, "synthetic", data.columns, who)
+        frame = data.reset_index(drop=True)[protected]
+        dropped = tuple(c for c in dataset.frame.columns if c not in protected)
+        return cls(frame, method, kind="synthetic", info=info or {},
+                   dropped=dropped).check(dataset)
+
+    @property
+    def aligned(self) -> bool:
+        """Row i is the release of original record i (`ALIGNED_KINDS`)."""
+        return self.kind in ALIGNED_KINDS
+
     # -- validation against the data set ------------------------------------------------
     def check(self, dataset, needs=(), who: str | None = None) -> "Release":
         """Check the release against ``dataset`` (once per data set) and the
@@ -335,6 +370,8 @@ class Release:
 
     def _check_aligned(self, dataset) -> None:
         who = _owner(self.method)
+        if not self.aligned:
+            return   # new records: no row count or cell to check against the original
         if self.n != dataset.n:
             raise SdcevalError(
                 f"{who} has {self.n} records but data set {dataset.name!r} has "
@@ -474,6 +511,10 @@ def _roles(dataset, kind: str) -> tuple[list, list]:
         return list(s.qis) + sens, kept
     if kind == "composite":
         return list(s.qis) + list(s.numeric), sens + kept
+    if kind == "synthetic":
+        label = [s.label] if s.label else []
+        synthesized = set(s.qis) | set(s.numeric) | set(sens) | set(label) | set(s.passthrough)
+        return [c for c in dataset.frame.columns if c in synthesized], []
     return [], list(dataset.frame.columns)
 
 
@@ -533,44 +574,6 @@ def _publish(dataset, kind: str, data: pd.DataFrame, method: str) -> tuple[pd.Da
     frame = pd.DataFrame(out, columns=list(out))
     dropped = tuple(c for c in columns if c not in out)
     return frame, dropped
-
-
-def require(dataset, needs, who: str, release: Release | None = None) -> None:
-    """Check the ``needs`` (`NEEDS`) of ``who`` — data-set roles and, given a release,
-    its structures — with messages naming the fix (the one place these are checked)."""
-    s = dataset.schema
-    for need in needs:
-        if need not in NEEDS:
-            raise SdcevalError(f"{who}: unknown requirement {need!r} (known: "
-                               f"{', '.join(NEEDS)})")
-        if need in ("classes", "cells") and release is None:
-            raise TypeError(f"{who}: requirement {need!r} needs a release")
-        if need == "classes" and release.classes is None:
-            raise SdcevalError(
-                f"{who} needs a release with equivalence classes or buckets "
-                f"(Release.classes), but the {release.kind} release of {release.method!r} "
-                "has none; use a generalization, Mondrian, bucketization or MDAV release")
-        if need == "cells" and release.cells is None:
-            raise SdcevalError(
-                f"{who} needs the generalized cell of every quasi-identifier "
-                f"(Release.cells), but the {release.kind} release of {release.method!r} "
-                "has none; use a generalization, Mondrian or bucketization release")
-        if need == "qis" and not s.qis:
-            raise SdcevalError(f"{who} needs quasi-identifiers, but data set "
-                               f"{dataset.name!r} has none; give some columns role 'qi' "
-                               "(e.g. --qi age,sex)")
-        if need == "sensitive" and s.sensitive is None:
-            raise SdcevalError(
-                f"{who} needs a sensitive attribute, but data set {dataset.name!r} has "
-                "none; give one column role 'sensitive' (e.g. --sensitive occupation)")
-        if need == "numeric" and not s.numeric:
-            raise SdcevalError(
-                f"{who} needs numeric attributes, but data set {dataset.name!r} has none "
-                "with role 'numeric'; pass --numeric COLS or a schema")
-        if need == "label" and s.label is None:
-            raise SdcevalError(
-                f"{who} needs a class label, but data set {dataset.name!r} has none; give "
-                "one column role 'label' (e.g. --label income)")
 
 
 def external_release(dataset, frame: pd.DataFrame, name: str = "external") -> Release:

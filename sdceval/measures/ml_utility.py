@@ -126,7 +126,7 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import KINDS, Release, require
+from sdceval.core.release import ALIGNED_KINDS as KINDS, Release, require
 from sdceval.measures.propensity import _Moments  # the same moments and rule
 from sdceval.measures.utility_loss import published, published_sensitive, publishes_cells
 

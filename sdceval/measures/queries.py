@@ -91,7 +91,7 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import KINDS, Release, require
+from sdceval.core.release import ALIGNED_KINDS as KINDS, Release, require
 from sdceval.measures.utility_loss import Predicates, UniformEstimator, publishes_cells
 
 

@@ -162,7 +162,7 @@ import pandas as pd
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, ParamType, register_measure
-from sdceval.core.release import KINDS, Release
+from sdceval.core.release import ALIGNED_KINDS as KINDS, Release
 from sdceval.measures._compatibility import CHUNK, Pairs, row_weights
 from sdceval.core.combos import combine as _combine
 from sdceval.measures._compatibility import batches as _batches

@@ -27,7 +27,7 @@ import numpy as np
 
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import register_measure
-from sdceval.core.release import KINDS, Release
+from sdceval.core.release import ALIGNED_KINDS as KINDS, Release
 from sdceval.core.combos import combine
 from sdceval.measures.reidentification import KEPT, KNOWS, linkage_attributes
 
