@@ -279,3 +279,23 @@ def test_reproduce_reruns_to_the_same_ranking(done_run, tmp_path, monkeypatch, c
     assert list(table["method"]) == list(ours["method"])
     assert list(table["risk"]) == pytest.approx(list(ours["risk"]))
     assert list(table["query_error"]) == pytest.approx(list(ours["query_error"]))
+
+
+@pytest.mark.slow  # two runs of a few seconds each
+def test_a_cancelled_run_resumes_to_the_results_of_a_run_never_stopped(tmp_path):
+    config = {**SMALL, "repeats": 3, "seed": 5}
+    manager = RunManager(tmp_path / "app")
+    run_id = manager.start(config)
+    wait_matching(manager, run_id)
+    manager.cancel(run_id)
+    assert manager.status(run_id).state == "cancelled"
+    manager.resume(run_id)
+    assert manager.status(run_id).state in ("queued", "running")
+    assert wait(manager, run_id).state == "done"
+    manager.resume(run_id)                      # a finished run is left as it is
+    assert manager.status(run_id).state == "done"
+    fresh = manager.start(config)
+    assert wait(manager, fresh).state == "done"
+    resumed, never = manager.results(run_id), manager.results(fresh)
+    assert resumed["ranking"] == never["ranking"] and resumed["answer"] == never["answer"]
+    manager.shutdown()

@@ -257,7 +257,7 @@ class FakeRuns:
 
     def __init__(self, folder):
         from sdceval.app.runs import RunStatus
-        self.folder, self.started, self.cancelled = folder, [], []
+        self.folder, self.started, self.cancelled, self.resumed = folder, [], [], []
         self.state = RunStatus(run_id="20261128-000000-abcdef", title="people.csv",
                                created="2026-11-28T00:00:00Z", state="running",
                                step="matching mdav", fraction=0.25, eta_seconds=12.0,
@@ -273,6 +273,9 @@ class FakeRuns:
     def runs(self):
         return [self.state]
 
+    def resume(self, run_id):
+        self.resumed.append(run_id)
+
     def cancel(self, run_id):
         self.cancelled.append(run_id)
 
@@ -283,7 +286,8 @@ class FakeRuns:
                 "display": {"columns": ["method", "propensity"],
                             "rows": [{"method": "MDAV", "propensity": 0.00125},
                                      {"method": "noise", "propensity": 0.008}]},
-                "ties": [], "risks": [{"method": "mdav", "reidentification": 0.16}],
+                "ties": {"query_error": [["mdav", "noise"]]},
+                "risks": [{"method": "mdav", "reidentification": 0.16}],
                 "treatment": [], "notes": ["a note"], "figures": []}
 
     def release(self, run_id, candidate):
@@ -342,11 +346,17 @@ def test_the_run_pages_start_poll_cancel_and_show_results(tmp_path):
     assert 'value="0.25"' in r.text and "12 s left" in r.text
     _post(client, f"/run/{runs.state.run_id}/cancel")
     assert runs.cancelled == [runs.state.run_id]
+    runs.state.state = "cancelled"
+    status = client.get(f"/run/{runs.state.run_id}/status").text
+    assert 'id="resume"' in status and 'id="cancel"' not in status
+    _post(client, f"/run/{runs.state.run_id}/resume")
+    assert runs.resumed == [runs.state.run_id]
     runs.state.state = "done"
     status = client.get(f"/run/{runs.state.run_id}/status").text
     assert "every 1s" not in status and f"/results/{runs.state.run_id}" in status
     res = client.get(f"/results/{runs.state.run_id}").text
     assert "MDAV keeps the most utility" in res and "0.00125" in res
+    assert re.search(r'id="ties">[^<]*on query_error: MDAV[^<]* and [^<]*noise share a rank', res)
     both = client.get(f"/compare?a={runs.state.run_id}&b={runs.state.run_id}").text
     assert both.count('class="answer"') == 2
 
@@ -355,6 +365,8 @@ def test_the_release_page_gives_the_downloads_with_the_key_marked_private(tmp_pa
     runs = FakeRuns(tmp_path / "r")
     client = _client(tmp_path, run_manager=runs)
     rid = runs.state.run_id
+    page = client.get(f"/release/{rid}").text   # the top-ranked offered first
+    assert re.search(r'<option value="mdav" selected>', page) and "PRIVATE key" not in page
     bad = _post(client, f"/release/{rid}", data={"candidate": "nothing"})
     assert bad.status_code == 400 and 'id="error-candidate"' in bad.text
     r = _post(client, f"/release/{rid}", data={"candidate": "mdav"})

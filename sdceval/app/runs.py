@@ -29,12 +29,12 @@ reported a step); a worker that has ended is ``done`` when it recorded exit code
 ``cancelled`` when the run was cancelled, else ``failed`` — also when it ended
 without recording its exit (killed): a run never reads as running forever.
 Cancelling terminates the worker's process group (SIGTERM, then SIGKILL after
-`GRACE` seconds); the results store keeps every job that finished.
+`GRACE` seconds); the results store keeps every job that finished, and
+`RunManager.resume` starts the worker again from there.
 """
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import secrets
@@ -50,6 +50,9 @@ from pathlib import Path
 from sdceval.core.errors import SdcevalError
 from sdceval.app.workspace import private_dir, write_private
 from sdceval.core.progress import PROGRESS_FILE_ENV
+from sdceval.app.config import (  # noqa: F401 (the configuration, re-exported)
+    EXPERIMENT_KEYS, REFUSED_KEYS, _check_data, _data_options, _param_options,
+    experiment_toml, python_snippet, split_config)
 
 RUNS, OUT, RELEASES = "runs", "out", "release"
 RUN_FILE, EXPERIMENT, WORKER_FILE = "run.json", "experiment.toml", "worker.json"
@@ -57,14 +60,6 @@ PROGRESS, EXIT_FILE, CANCELLED, LOG = "progress.json", "exit.json", "cancelled",
 #: seconds a worker has after SIGTERM before SIGKILL
 GRACE = 5.0
 STATES = ("queued", "running", "done", "failed", "cancelled")
-#: the configuration's keys that are settings of the ``[experiment]`` table
-EXPERIMENT_KEYS = ("name", "description", "seed", "repeats", "executor", "workers")
-#: keys a run's configuration may not hold: the manager chooses the output, and a run
-#: is one comparison
-REFUSED_KEYS = {"output": "the run manager chooses each run's output folder",
-                "scheduler": "runs use the local executors",
-                "sweep": "a run is one comparison; write an experiment file for a sweep "
-                         "and run it with `sdceval run`"}
 _ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 
 #: the worker: `worker_main` running the CLI's ``main`` in a fresh interpreter (the CLI
@@ -99,93 +94,6 @@ def _read_json(path: Path) -> dict | None:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-# -- the configuration ------------------------------------------------------------------
-def split_config(config: dict) -> tuple[dict, dict]:
-    """``(experiment, comparison)``: the configuration's ``[experiment]`` settings
-    (`EXPERIMENT_KEYS`) and its ``[[comparison]]`` table; a data or schema file is
-    named by its absolute path (the worker runs in the run folder)."""
-    from sdceval.experiments.jobs import names_file
-    if not isinstance(config, dict):
-        raise SdcevalError(f"configuration: a table of options is expected, got "
-                           f"{type(config).__name__}")
-    for key in config:
-        if not isinstance(key, str):
-            raise SdcevalError(f"configuration: option names are text, got {key!r}")
-        if key in REFUSED_KEYS:
-            raise SdcevalError(f"configuration: {key!r} is not an option of a run: "
-                               f"{REFUSED_KEYS[key]}")
-    experiment = {"name": "app-run",
-                  **{k: v for k, v in config.items() if k in EXPERIMENT_KEYS}}
-    job = {k: v for k, v in config.items() if k not in EXPERIMENT_KEYS}
-    for key in ("data", "schema"):
-        if names_file(job.get(key)):
-            job[key] = str(Path(job[key]).resolve())
-    return experiment, job
-
-
-def _toml_key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_value(name, name)
-
-
-def _toml_value(value, where: str) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise SdcevalError(f"configuration {where}: {value!r} is not a finite number")
-        return repr(value)
-    if isinstance(value, str):
-        # a TOML basic string: JSON's escapes are TOML's; DEL must be escaped too
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v, where) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(str(k))} = {_toml_value(v, where)}"
-                               for k, v in value.items()) + "}"
-    raise SdcevalError(f"configuration {where}: a {type(value).__name__} cannot be "
-                       "written in an experiment file (text, numbers, true/false, lists "
-                       "and tables can)")
-
-
-def experiment_toml(config: dict) -> str:
-    """The experiment file of a configuration (`split_config`), checked to read back
-    as the configuration it was written from."""
-    experiment, job = split_config(config)
-    lines = ["# written by sdceval's app: run it with `sdceval run experiment.toml --out out`",
-             "[experiment]"]
-    lines += [f"{k} = {_toml_value(v, k)}" for k, v in experiment.items()]
-    lines += ["", "[[comparison]]"]
-    lines += [f"{_toml_key(k)} = {_toml_value(v, k)}" for k, v in job.items()]
-    text = "\n".join(lines) + "\n"
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        back = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SdcevalError(f"configuration: cannot be written as an experiment file "
-                           f"({exc})") from None
-    if back != {"experiment": experiment, "comparison": [job]}:
-        raise SdcevalError("configuration: a value does not read back from the experiment "
-                           "file as it was given (a tuple or a number too large?)")
-    return text
-
-
-def _check_data(job: dict) -> None:
-    """A ``data`` that is neither a bundled data set nor a file: an error naming it
-    now, not when the worker opens it."""
-    from sdceval.core.errors import suggest
-    from sdceval.core.loaders import BUNDLED
-    from sdceval.experiments.jobs import names_file
-    data = job.get("data")
-    if isinstance(data, str) and data not in BUNDLED and not names_file(data):
-        raise SdcevalError(f"configuration: 'data' {data!r} is neither a bundled data set "
-                           f"({', '.join(BUNDLED)}) nor a file.{suggest(data, BUNDLED)}")
 
 
 # -- the worker -------------------------------------------------------------------------
@@ -257,8 +165,6 @@ class RunManager:
         """Check ``config`` (module docstring), write its run folder and start its
         worker; returns the run's id.  A bad option is an `SdcevalError` naming it,
         and then nothing is left behind."""
-        import psutil
-
         from sdceval.experiments.spec import load_spec
         text = experiment_toml(config)
         _, job = split_config(config)
@@ -287,9 +193,28 @@ class RunManager:
         write_private(run_dir / RUN_FILE, json.dumps(
             {"run_id": run_id, "title": title, "created": _now(), "config": config},
             indent=2, default=str))
+        self._launch(run_id, run_dir)
+        return run_id
+
+    def resume(self, run_id: str) -> None:
+        """Start a cancelled or failed run's worker again in its folder: ``sdceval
+        run`` resumes from the results store, skipping every job that finished
+        (`sdceval.experiments.store`), with the same seeds (the same results as a run
+        never stopped).  A run that is going on or done is left as it is."""
+        run_dir = self._dir(run_id)
+        if self.status(run_id).state not in ("cancelled", "failed"):
+            return
+        for name in (CANCELLED, EXIT_FILE, PROGRESS):
+            (run_dir / name).unlink(missing_ok=True)
+        self._launch(run_id, run_dir)
+
+    def _launch(self, run_id: str, run_dir: Path) -> None:
+        """The run's worker, in its own process group, its pid and start time
+        recorded (`WORKER_FILE`)."""
+        import psutil
         env = {**os.environ, PROGRESS_FILE_ENV: str(run_dir / PROGRESS),
                "PYTHONUNBUFFERED": "1"}
-        log = os.open(run_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        log = os.open(run_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(run_dir)],
                                     cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
@@ -302,7 +227,6 @@ class RunManager:
         write_private(run_dir / WORKER_FILE, json.dumps(
             {"pid": proc.pid, "pgid": proc.pid,
              "create_time": psutil.Process(proc.pid).create_time()}))
-        return run_id
 
     def _reap(self, run_id: str) -> None:
         with self._lock:
@@ -443,7 +367,9 @@ class RunManager:
         # run, here only this one: the same picture (shown once)
         figures = [p for p in (out / f"{key}_risk_curves.png", out / "risk_curves.png")
                    if p.is_file()][:1]
-        ranked, notes = comp.ranked(), comp.footnotes()
+        notes, first = comp.footnotes(), next(iter(comp.rank_structure().values()), None)
+        # best first on the first utility (the Release page offers the top one first)
+        ranked = [m for g in first.groups for m in sorted(g)] if first else comp.ranked()
         unranked = {  # method -> why it has no rank: its footnote, word for word
             m.method: (unreached_note(m, comp.risk_measure, comp.target) if not m.matched
                        else next((n for n in notes if n.startswith(
@@ -460,8 +386,10 @@ class RunManager:
             "ranking": _records(table), "ties": comp.ties(),
             "display": {"columns": list(display.columns), "rows": _records(display),
                         "labels": comp.labels()},
-            "risks": _records(table[["method", *risk_cols]]),
-            "treatment": _records(comp.treatment_table().reset_index()),
+            "risks": _records(table[["method", *risk_cols]].assign(
+                method=table["method"].map(display_name))),
+            "treatment": _records(comp.treatment_table().rename(
+                columns=display_name).reset_index()),
             "notes": notes,
             "figures": figures,
             "report": out / "report.html", "ranking_csv": out / f"{key}_ranking.csv"}
@@ -532,63 +460,6 @@ class RunManager:
 def _records(frame) -> list[dict]:
     """A table's rows as plain values (NaN and NA as None)."""
     return json.loads(frame.to_json(orient="records", default_handler=str))
-
-
-#: the data options of a job and the ``sdceval`` flags that give them
-_DATA_FLAGS = {"schema": "--schema", "qi": "--qi", "sensitive": "--sensitive",
-               "numeric": "--numeric", "label": "--label", "weight": "--weight",
-               "household": "--household", "household_keys": "--household-keys"}
-
-
-def _data_options(job: dict) -> list[str]:
-    out = ["--data", str(job["data"])]
-    for key, flag in _DATA_FLAGS.items():
-        value = job.get(key)
-        if value is not None:
-            out += [flag, ",".join(value) if isinstance(value, list) else str(value)]
-    return out
-
-
-def _param_options(params: dict) -> list[str]:
-    """A method's parameters as ``--param NAME=VALUE`` and ``--model SPEC``."""
-    out = []
-    for name, value in params.items():
-        if value is None:
-            continue
-        if name == "models":
-            for model in value:
-                out += ["--model", str(model)]
-        elif isinstance(value, (bool, int, float, str)):
-            out += ["--param", f"{name}={value!r}" if isinstance(value, float)
-                    else f"{name}={value}"]
-        else:
-            raise SdcevalError(f"parameter {name} = {value!r} cannot be given to sdceval "
-                               "anonymize; make the release with the Python API")
-    return out
-
-
-#: the data options of a job and the keywords of `sdceval.open_dataset`
-_OPEN_KEYWORDS = {"schema": "schema_file"}
-#: the comparison options that are keywords of `sdceval.compare` as they are
-_COMPARE_KEYWORDS = ("target", "risk", "utilities", "risks", "method_params", "tolerance",
-                     "intruder", "max_risk", "guideline")
-
-
-def python_snippet(experiment: dict, job: dict) -> str:
-    """The Python (sdceval's public API) that computes the comparison of a run."""
-    from sdceval.experiments.jobs import DATA_KEYS
-    data_kw = "".join(f", {_OPEN_KEYWORDS.get(k, k)}={job[k]!r}" for k in DATA_KEYS
-                      if k != "data" and job.get(k) is not None)
-    options = [f"{k}={job[k]!r}" for k in _COMPARE_KEYWORDS if job.get(k) is not None]
-    options += [f"seed={experiment.get('seed', 0)!r}",
-                f"repeats={experiment.get('repeats', 1)!r}"]
-    head = "data" + ("" if job.get("methods") is None else f", {job['methods']!r}")
-    return ("import sdceval\n\n"
-            f"data = sdceval.open_dataset({job['data']!r}{data_kw})\n"
-            f"comparison = sdceval.compare(\n    {head},\n"
-            + "".join(f"    {o},\n" for o in options) + ")\n"
-            "print(comparison.answer())\n"
-            "print(comparison.table())\n")
 
 
 __all__ = ["GRACE", "STATES", "RunManager", "RunStatus", "experiment_toml", "python_snippet",

@@ -42,6 +42,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from sdceval.app import steps
+from sdceval.app.hierarchies import CHOICES as HIERARCHY_CHOICES
+from sdceval.app.hierarchies import hierarchies_from_form, hierarchy_rows
 from sdceval.app.workspace import Workspace, receive_upload, write_private
 from sdceval.core.errors import SdcevalError
 from sdceval.experiments.report_html import CSP
@@ -260,7 +262,21 @@ class App:
                 row["kind"] = form.get(f"kind_{row['name']}", row["kind"])
                 row["household_key"] = bool(form.get(f"hhkey_{row['name']}"))
             table["missing"] = form.get("missing", table["missing"])
-        return self.render(request, "roles.html", status, table=table, errors=errors or {})
+        hierarchies, problem = [], ""
+        if self.ws.state.get("roles"):
+            try:
+                ds = await run_in_threadpool(self._dataset)
+                hierarchies = await run_in_threadpool(
+                    hierarchy_rows, ds, self.ws.state["roles"].get("hierarchy_choices"))
+            except SdcevalError as exc:
+                problem = str(exc)
+        if form is not None:  # a refused hierarchy form is shown as it was sent
+            for h in hierarchies:
+                h["builder"] = form.get(f"hier_{h['name']}", h["builder"])
+                h["levels"] = form.get(f"levels_{h['name']}", h["levels"])
+        return self.render(request, "roles.html", status, table=table, errors=errors or {},
+                           hierarchies=hierarchies, choices=HIERARCHY_CHOICES,
+                           hierarchy_problem=problem)
 
     async def save_roles(self, request: Request):
         source = self.source()
@@ -272,12 +288,38 @@ class App:
                    (await run_in_threadpool(steps.role_rows, source, None))["rows"]]
         try:
             saved = steps.roles_from_form(form, columns)
+            # the hierarchies chosen before stay chosen for the columns still QIs
+            saved["hierarchy_choices"] = dict(
+                (self.ws.state.get("roles") or {}).get("hierarchy_choices") or {})
             await run_in_threadpool(steps.apply_roles, source, saved,
                                     self.ws.folder / "schema.toml")
         except steps.FieldErrors as exc:
             return await self.roles(request, exc.errors, form, 400)
         self.ws.update(roles=saved, goal=None)
+        if form.get("next") == "hierarchies":
+            return RedirectResponse("/roles#hierarchies", 303)
         return RedirectResponse("/goal", 303)
+
+    async def save_hierarchies(self, request: Request):
+        source, saved = self.source(), self.ws.state.get("roles")
+        if not source:
+            return self.need_data()
+        if not saved:
+            return await self.roles(request, {"hierarchies": "save the roles first: the "
+                                              "hierarchies are those of the QIs"}, None, 400)
+        form = {k: str(v) for k, v in (await request.form(max_fields=1_000_000)).items()}
+        new = {**saved, "hierarchies": {}}
+        try:
+            new["hierarchy_choices"] = hierarchies_from_form(form, saved["roles"].get("qi", []))
+            await run_in_threadpool(steps.apply_roles, source, new,
+                                    self.ws.folder / "schema.toml")
+        except steps.FieldErrors as exc:
+            # the schema file on disk is rewritten from the roles still in force
+            await run_in_threadpool(steps.apply_roles, source, dict(saved),
+                                    self.ws.folder / "schema.toml")
+            return await self.roles(request, exc.errors, form, 400)
+        self.ws.update(roles=new, goal=None)
+        return RedirectResponse("/roles#hierarchies", 303)
 
     # -- Goal ----------------------------------------------------------------------
     def _dataset(self):
@@ -370,6 +412,11 @@ class App:
         await run_in_threadpool(self.runs.cancel, run_id)
         return RedirectResponse(f"/run/{run_id}", 303)
 
+    async def run_resume(self, request: Request):
+        run_id = request.path_params["run_id"]
+        await run_in_threadpool(self.runs.resume, run_id)
+        return RedirectResponse(f"/run/{run_id}", 303)
+
     async def compare(self, request: Request):
         ids = [request.query_params.get("a", ""), request.query_params.get("b", "")]
         sides = []
@@ -409,14 +456,15 @@ class App:
             candidates = res.get("ranked") or []
         except SdcevalError as exc:
             errors["run"] = str(exc)
-        chosen = None
+        chosen = candidates[0] if candidates else None   # the top-ranked
         if request.method == "POST":
             chosen = str((await request.form()).get("candidate", ""))
             try:
                 made = await run_in_threadpool(self.runs.release, run_id, chosen)
             except SdcevalError as exc:
                 errors["candidate"] = str(exc)
-        return self.render(request, "release.html", 400 if errors and chosen else 200,
+        return self.render(request, "release.html",
+                           400 if errors and request.method == "POST" else 200,
                            shown=run_id, candidates=candidates, chosen=chosen,
                            made=made, errors=errors)
 
@@ -500,12 +548,14 @@ def create_app(folder, token: str, hosts=("127.0.0.1",), port: int | None = None
         Route("/data/upload", pages.upload, methods=["POST"]),
         Route("/data/bundled", pages.pick_bundled, methods=["POST"]),
         Route("/roles", pages.roles), Route("/roles", pages.save_roles, methods=["POST"]),
+        Route("/hierarchies", pages.save_hierarchies, methods=["POST"]),
         Route("/goal", pages.goal), Route("/goal", pages.save_goal, methods=["POST"]),
         Route("/run", pages.run_list), Route("/run", pages.run_start, methods=["POST"]),
         Route("/compare", pages.compare),
         Route(f"/run/{rid}", pages.run_page),
         Route(f"/run/{rid}/status", pages.run_status),
         Route(f"/run/{rid}/cancel", pages.run_cancel, methods=["POST"]),
+        Route(f"/run/{rid}/resume", pages.run_resume, methods=["POST"]),
         Route(f"/results/{rid}", pages.results),
         Route(f"/results/{rid}/figure/{{n:int}}", pages.figure),
         Route(f"/release/{rid}", pages.release, methods=["GET", "POST"]),

@@ -172,6 +172,11 @@ def schema_text(saved: dict) -> str:
         lines.append("")
         lines.append("[kinds]")
         lines += [f"{_toml_key(c)} = {_toml_str(k)}" for c, k in saved["kinds"].items()]
+    if saved.get("hierarchies"):
+        lines += ["", "[hierarchies]  # built on the Roles page (ARX layout)"]
+        lines += [f"{_toml_key(c)} = {{ file = {_toml_str(e['file'])}, numeric = "
+                  f"{'true' if e['numeric'] else 'false'} }}"
+                  for c, e in saved["hierarchies"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -183,9 +188,18 @@ def data_argument(source: dict) -> str:
 def apply_roles(source: dict, saved: dict, schema_path: Path):
     """Write the roles as the schema file ``schema_path`` and open the data with it (the
     engine's checks); an `SdcevalError` is given back beside the column it names
-    (`FieldErrors`).  Returns the `Dataset`."""
+    (`FieldErrors`).  The hierarchies chosen for the QIs (``saved["hierarchy_choices"]``,
+    `sdceval.app.hierarchies`) are built and written beside it first, and named in it
+    (``saved["hierarchies"]``, set here).  Returns the `Dataset`."""
+    from sdceval.app.hierarchies import build_files
     from sdceval.app.workspace import write_private
     from sdceval.core.loaders import open_dataset
+    qis = set(saved["roles"].get("qi", []))
+    choices = {c: e for c, e in (saved.get("hierarchy_choices") or {}).items() if c in qis}
+    saved["hierarchy_choices"] = choices
+    saved["hierarchies"] = (build_files(read_frame(source), choices, saved["kinds"],
+                                        schema_path.parent / "hierarchies")
+                            if choices else {})
     write_private(schema_path, schema_text(saved))
     columns = [c for names in saved["roles"].values() for c in names]
     try:
@@ -314,7 +328,10 @@ def ranking_view(res: dict) -> dict:
             cells.append(cell)
         rows.append(cells)
     by_note = {n: m for m, n in unranked.items()}
-    return {"columns": [(c, labels.get(c, c)) for c in columns], "rows": rows,
+    from sdceval.core.glossary import and_list, display_name
+    ties = [f"on {labels.get(u, u)}: {and_list([display_name(m) for m in g])} share a rank"
+            for u, groups in (res.get("ties") or {}).items() for g in groups]
+    return {"columns": [(c, labels.get(c, c)) for c in columns], "rows": rows, "ties": ties,
             "notes": [(note_id(run, by_note[n]) if n in by_note else "", n)
                       for n in res.get("notes") or []]}
 

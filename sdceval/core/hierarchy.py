@@ -439,12 +439,19 @@ class Hierarchy:
         import pandas as pd
         return pd.DataFrame(self._table, columns=[f"level{j}" for j in range(self.height + 1)])
 
-    def to_csv(self, path, delimiter: str = ";") -> None:
+    def csv_text(self, delimiter: str = ";") -> str:
         """The table in ARX's layout, without the missing-value leaf (an empty label,
         which a hierarchy file cannot hold; ``missing = "keep"`` adds it again)."""
+        import io
         rows = [r for r in self._table.tolist() if r[0] != MISSING_LABEL]
+        buf = io.StringIO()
+        csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerows(rows)
+        return buf.getvalue()
+
+    def to_csv(self, path, delimiter: str = ";") -> None:
+        """`csv_text` written to ``path``."""
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh, delimiter=delimiter).writerows(rows)
+            fh.write(self.csv_text(delimiter))
 
     # -- queries -----------------------------------------------------------------
     @property
