@@ -228,6 +228,18 @@ def test_a_new_user_goes_from_a_mixed_csv_to_a_release_and_reruns_it(
     expect(page.locator("#role_record")).to_have_value("identifier")
     set_roles(page, server.base, {"age": "qi", "sex": "qi", "region": "qi"}, "keep")
     assert page.url.endswith("/goal")
+    # the QIs' hierarchies, shown and changed through a builder
+    page.goto(server.base + "/roles#hierarchies")
+    expect(page.locator("section.hierarchy h3")).to_have_text(["age", "sex", "region"])
+    expect(page.locator("section.hierarchy:has(h3:text-is('age'))")).to_contain_text(
+        "built from the data: intervals")
+    page.select_option("#hier_age", "intervals")
+    page.fill("input[name=levels_age]", "2")
+    with page.expect_navigation():
+        page.click("text=Apply the hierarchies")
+    expect(page.locator("section.hierarchy:has(h3:text-is('age')) th")).to_have_count(4)
+    expect(page.locator("#hier_age")).to_have_value("intervals")
+    page.goto(server.base + "/goal")
     methods = page.locator("#methods").input_value().split()
     assert len(methods) >= 6, methods            # the default candidates
     save_goal(page, repeats=3)

@@ -83,7 +83,15 @@ def main() -> None:
                     page.select_option(f"select[name=role_{column}]", role)
                 shot(page, "roles")
                 with page.expect_navigation():
-                    page.click("text=Save the roles and go on")
+                    page.click("text=Save and review the hierarchies")
+                page.select_option("#hier_age", "intervals")
+                page.fill("input[name=levels_age]", "3")
+                with page.expect_navigation():
+                    page.click("text=Apply the hierarchies")
+                path = OUT / "app_hierarchies.png"
+                page.locator("form[action='/hierarchies']").screenshot(path=str(path))
+                print("wrote", path)
+                page.goto(base + "/goal")
                 shot(page, "goal")
                 with page.expect_navigation():
                     page.click("text=Save the goal and go on")

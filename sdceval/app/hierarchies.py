@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
+
 from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy_builders import BUILDERS, DESCRIPTIONS, INTERVAL_LEVELS
 
@@ -29,8 +31,7 @@ MAX_LEVELS = 8
 def _preview(h) -> dict:
     frame = h.to_frame()
     m = len(frame)
-    rows = sorted({int(round(i * (m - 1) / max(PREVIEW_ROWS - 1, 1)))
-                   for i in range(min(PREVIEW_ROWS, m))})
+    rows = sorted({int(i) for i in np.linspace(0, m - 1, min(PREVIEW_ROWS, m)).round()})
     return {"headers": [f"level {j}" for j in range(h.height + 1)],
             "nodes": [int(frame[c].nunique()) for c in frame.columns],
             "rows": [[str(v) for v in frame.iloc[i]] for i in rows]}
@@ -45,9 +46,13 @@ def hierarchy_rows(ds, chosen: dict | None = None) -> list[dict]:
     for c in ds.schema.qis:
         h = ds.hierarchy(c)
         choice = chosen.get(c, {})
-        if h.builder is not None:
+        if choice:
+            origin = (f"chosen here: {choice['builder']} "
+                      f"({DESCRIPTIONS.get(choice['builder'], '')}), written to "
+                      f"{Path(h.source).name if h.source else 'a hierarchy file'}")
+        elif h.builder is not None:
             origin = f"built from the data: {h.builder} ({DESCRIPTIONS.get(h.builder, '')})"
-        elif h.source is not None and not choice:
+        elif h.source is not None:
             origin = f"read from {Path(h.source).name}"
         else:
             origin = "given with the data set"

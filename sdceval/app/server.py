@@ -184,6 +184,8 @@ class App:
         self._runs = run_manager
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.globals["ranking_view"] = steps.ranking_view
+        from sdceval.core.glossary import display_name
+        self.templates.env.globals["display_name"] = display_name
 
     # -- helpers ------------------------------------------------------------------
     @property
