@@ -132,11 +132,18 @@ def cmd_serve(args) -> int:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
                                            access_log=False))
     try:
-        server.run(sockets=[sock])
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass   # uvicorn raises the Ctrl-C it handled again once it has shut down
     finally:
         pages = app.pages
         if pages._runs is not None:  # every worker and command it started ends
             pages._runs.shutdown()
         sock.close()
         print("sdceval app: stopped", file=sys.stderr, flush=True)
+    # Ctrl-C is how the app is stopped: uvicorn has handled it and ended cleanly, so
+    # the command succeeded (not "interrupted", exit 130)
+    from sdceval.core import interrupts
+    interrupts.clear()
     return 0
