@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sdceval.app.fields import FieldErrors
 from sdceval.core.errors import SdcevalError
 from sdceval.core.hierarchy_builders import BUILDERS, DESCRIPTIONS, INTERVAL_LEVELS
 
@@ -67,7 +68,6 @@ def hierarchy_rows(ds, chosen: dict | None = None) -> list[dict]:
 def hierarchies_from_form(form: dict, qis) -> dict:
     """The builder chosen for each QI on the form (``hier_<column>``, with
     ``levels_<column>`` for intervals); "auto" choices are left out."""
-    from sdceval.app.steps import FieldErrors
     chosen, errors = {}, {}
     for c in qis:
         builder = form.get(f"hier_{c}", "auto") or "auto"
@@ -101,7 +101,6 @@ def build_files(frame, chosen: dict, kinds: dict, folder: Path) -> dict:
     ``[hierarchies]`` entries ``{column: {"file", "numeric"}}``.  A builder that does
     not fit the column (masking on codes of different lengths, intervals on text) is
     refused beside its field."""
-    from sdceval.app.steps import FieldErrors
     from sdceval.app.workspace import private_dir, write_private
     entries, errors = {}, {}
     for c, entry in chosen.items():

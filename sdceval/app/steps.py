@@ -13,19 +13,13 @@ from pathlib import Path
 import pandas as pd
 
 from sdceval.core.errors import SdcevalError
+from sdceval.app.fields import FieldErrors
 from sdceval.core.schema import KINDS, MISSING_POLICIES, ROLES, SINGLE_ROLES
 
 #: rows of the data shown in the preview
 PREVIEW_ROWS = 8
 
 
-class FieldErrors(SdcevalError):
-    """`SdcevalError`\\ s of a form, each beside its field: ``errors`` maps a field's
-    name to the message."""
-
-    def __init__(self, errors: dict):
-        self.errors = dict(errors)
-        super().__init__("; ".join(self.errors.values()))
 
 
 def source_label(source: dict) -> str:
