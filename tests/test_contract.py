@@ -51,15 +51,24 @@ def _snapshot(ds):
                                       ds.schema.qis + [ds.schema.sensitive]}
 
 
+#: parameters a method needs on the contract data beyond its defaults: the DP
+#: histogram's joint table over all ten columns has 1.15e7 cells, above its limit (its
+#: refusal is tested in tests/test_dp_histogram.py)
+CONTRACT_PARAMS = {"dp_histogram": {"columns": "age,sex,region"}}
+
+
 @pytest.fixture(scope="module")
 def releases(ds):
-    """Each method at its defaults, seeds 0, 0 and 1 (computed once for the module)."""
+    """Each method at its defaults with its experiment parameters (reproducible from
+    the seed: `MethodSpec.experiment_params`) and `CONTRACT_PARAMS`, seeds 0, 0 and 1
+    (computed once for the module)."""
     out = {}
     for name in METHOD_NAMES:
         before = _snapshot(ds)
-        a = sdceval.anonymize(ds, name, seed=0)
-        b = sdceval.anonymize(ds, name, seed=0)
-        c = sdceval.anonymize(ds, name, seed=1)
+        params = {**METHODS[name].experiment_params, **CONTRACT_PARAMS.get(name, {})}
+        a = sdceval.anonymize(ds, name, seed=0, **params)
+        b = sdceval.anonymize(ds, name, seed=0, **params)
+        c = sdceval.anonymize(ds, name, seed=1, **params)
         out[name] = (a, b, c, before, _snapshot(ds))
     return out
 
@@ -78,7 +87,8 @@ def test_release_valid_and_row_aligned(ds, releases, method):
     rel = releases[method][0]
     spec = METHODS[method]
     assert isinstance(rel, Release) and rel.kind == spec.kind and rel.kind in KINDS
-    assert rel.method == method and rel.n == ds.n
+    # a synthetic release has rows of its own (a DP one: the noisy total)
+    assert rel.method == method and (rel.n == ds.n or not rel.aligned)
     assert rel.check(ds) is rel
     published = [c for c in rel.data.columns if c in ds.frame.columns]
     # every data-set column is either published or reported dropped, never both
@@ -108,13 +118,15 @@ def test_publishes_only_protected_and_passthrough(ds, releases, method):
                  "generalized": set(s.qis) | {s.sensitive, s.label},
                  "bucketized": set(s.qis) | {s.sensitive, s.label},
                  # a whole-file strategy publishes every column it protects, all alike
-                 "composite": set(s.qis) | set(s.numeric) | {s.sensitive}}[rel.kind]
+                 "composite": set(s.qis) | set(s.numeric) | {s.sensitive},
+                 # new records: every column the schema uses, each synthesized
+                 "synthetic": set(s.qis) | set(s.numeric) | {s.sensitive, s.label}}[rel.kind]
     published = {c for c in rel.data.columns if c in ds.frame.columns}
     assert published <= protected | set(s.passthrough)
     assert set(s.passthrough) <= published
     assert "id" in rel.dropped                       # an ignored column is never published
     assert published == set(publishable_columns(ds, rel.kind))
-    for c in s.passthrough:
+    for c in s.passthrough if rel.aligned else ():   # a synthetic release redraws them
         assert rel.data[c].tolist() == ds.frame[c].tolist()
 
 
@@ -140,6 +152,9 @@ def test_release_reads_back(ds, releases, method, tmp_path):
     from sdceval.core.release_order import write_release
     from sdceval.core.release_public import public_parameters, public_path_for
     rel = releases[method][0]
+    if not rel.aligned:
+        pytest.skip("a synthetic release is not written to a file yet (sdceval anonymize "
+                    "refuses it; issue 32)")
     path = tmp_path / "release.csv"
     rel.data.to_csv(path, index=False)
     if public_parameters(rel) is not None:
@@ -320,6 +335,10 @@ def test_knob_protects_in_its_declared_direction(method):
     """At the stronger setting of its knob (by its declared ``protection``), a method's
     releases are safer on the risks the comparison matches its family on
     (`contracts.check_method_direction`): bisection steers by that direction."""
+    from contracts import FAMILY_RISKS
+    if METHODS[method].family not in FAMILY_RISKS:
+        pytest.skip(f"no risk measure judges {METHODS[method].kind} releases yet (issue 32 "
+                    "item 1's attacks)")
     check_method_direction(METHODS[method], contract_data(200))
 
 

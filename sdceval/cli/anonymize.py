@@ -74,7 +74,9 @@ DEFAULT_REPORT_MEASURES = "propensity,il1s,discernibility,avg_class_size"
 UNUSED_BY_KIND = {"perturbative": ("qi", "sensitive", "label"),
                   "generalized": ("numeric",),
                   "bucketized": ("numeric", "label"),
-                  "composite": ("label",)}
+                  "composite": ("label",),
+                  # a synthetic release synthesizes every column the schema uses
+                  "synthetic": ()}
 
 
 def cmd_anonymize(args) -> int:
@@ -82,6 +84,13 @@ def cmd_anonymize(args) -> int:
     from sdceval.core.release_order import write_release
     from sdceval.core.registry import parse_assignments
     spec = get_method(args.method)
+    if spec.kind == "synthetic":
+        # its file would get a key linking rows to records it has none with, be read
+        # back as row-aligned and certified on a risk that does not apply (issue 32)
+        raise SdcevalError(
+            f"anonymize: {spec.name!r} makes a synthetic release (new records, no record "
+            "correspondence), which this command cannot write and certify yet; use the "
+            f"Python API: sdceval.anonymize(data, {spec.name!r}, ...).data.to_csv(FILE)")
     ds = _dataset(args, unused_roles=UNUSED_BY_KIND[spec.kind], user=spec.name)
     params = parse_assignments(args.param)
     if args.model:

@@ -146,9 +146,12 @@ def applicable_methods(dataset) -> list[str]:
         # a method whose registry entry leaves it out of the default candidates
         # (`MethodSpec.too_costly`: a huge lattice; `MethodSpec.alone`: a step such as
         # top/bottom coding) runs only when named
+        # a synthetic or DP method neither (issue 32: none of the record-linkage risks a
+        # comparison matches applies to its releases)
         names = [m for m in DEFAULT_METHODS if m in METHODS] + sorted(
             m for m in METHODS if m not in DEFAULT_METHODS
             and get_method(m).family != "strategy" and get_method(m).alone
+            and get_method(m).kind != "synthetic"
             and not get_method(m).too_costly(dataset))
     out = []
     for m in names:

@@ -93,6 +93,7 @@ def match_method(dataset, method: str, target_value: float, *, risk: str,
     ``repeats`` seeds).  ``risks`` are extra risk measures evaluated there.  A pure
     task: the experiment executors run one per method in parallel."""
     spec = get_method(method)
+    fixed_params = spec.experiment(fixed_params)   # reproducible from the seed tree
     rspec = risk_spec(risk)
     # progress per evaluation, to the run being reported (`sdceval.core.progress`)
     run = active()
@@ -398,7 +399,8 @@ def target_risk(dataset, plan: ComparisonPlan) -> float:
     if plan.reference_release is None:
         return float(plan.target)
     name, params = plan.reference_release
-    rel = get_method(name).apply(dataset, params, seed=method_seed(plan.seed, 0))
+    spec = get_method(name)
+    rel = spec.apply(dataset, spec.experiment(params), seed=method_seed(plan.seed, 0))
     return float(risk_spec(plan.risk).evaluate(
         dataset, rel, _reseeded(plan.risk, plan.risk_params, plan.seed, 0)).value)
 

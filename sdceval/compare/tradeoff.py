@@ -160,7 +160,7 @@ def tradeoff_point(data_ref, method: str, model: str, value: float, model_params
     spec = get_method(method)
     params, knob = _point_params(method, model, value, model_params)
     t0 = time.perf_counter()
-    rel = spec.apply(ds, params, seed=seed)
+    rel = spec.apply(ds, spec.experiment(params), seed=seed)
     # the value as the model's threshold typed it (k is an int: "5000", not "5000.0")
     row: dict[str, Any] = {"model": model, "parameter": knob.name,
                            "value": knob.param.parse(value, f"privacy model {model!r}"),

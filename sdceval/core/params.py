@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -67,6 +68,30 @@ class ParamType:
     def knob(self, value) -> "Knob | None":
         """The protection knob inside ``value``, or None."""
         return None
+
+
+class ColumnNames(ParamType):
+    """Column names, as a list (Python) or as text separated by ``,`` or ``+`` (``+``
+    inside a comma-separated measure list of the command line: ``--risk-measure
+    reidentification:knows=age+zip``); canonical form a tuple, duplicates dropped,
+    ``()`` for none given (the ``knows`` of the risks, the ``visit`` order of
+    `sdceval.methods.cart_synthesis`)."""
+
+    name = "column names"
+
+    def parse(self, raw, where: str) -> tuple[str, ...]:
+        if raw is None:
+            return ()
+        if isinstance(raw, str):
+            items = re.split(r"[,+]", raw)
+        elif isinstance(raw, (list, tuple)) or hasattr(raw, "tolist"):
+            # a list, a tuple, a numpy array or a pandas Index
+            items = [str(c) for c in (raw.tolist() if hasattr(raw, "tolist") else raw)]
+        else:
+            raise SdcevalError(f"{where} must be column names, as a list or as text such "
+                               f"as 'age,zip' (or 'age+zip' in a measure list), got "
+                               f"{raw!r}")
+        return tuple(dict.fromkeys(c.strip() for c in items if c.strip()))
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ import functools
 import inspect
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -99,6 +99,12 @@ class MethodSpec:
     #: a step of strategies, e.g. top/bottom coding, which changes the tails only and
     #: is named explicitly or composed; its strategies are candidates as any other)
     alone: bool = True
+    #: parameters every evaluation of a comparison, an experiment or the contract suite
+    #: gives the method so that it is exactly reproducible from the seed tree, where the
+    #: method's default for a release to publish is not (``dp_histogram``: ``noise =
+    #: "seeded"``, as OpenDP's own noise cannot be seeded); `experiment_params` merges
+    #: them under the user's
+    experiment_params: Mapping = field(default_factory=dict)
 
     def too_costly(self, dataset) -> str:
         """Why the method is left out of the default candidates on ``dataset`` ("")."""
@@ -160,6 +166,11 @@ class MethodSpec:
 
     def resolve(self, params: dict | None, n: int | None = None) -> dict:
         return resolve_params(f"method {self.name!r}", self.params, params, n)
+
+    def experiment(self, params: dict | None) -> dict:
+        """``params`` over the method's `experiment_params` (the user's win): what a
+        comparison or an experiment runs it with, reproducible from the seed tree."""
+        return {**self.experiment_params, **(params or {})}
 
     def apply(self, dataset, params: dict | None = None, seed=None) -> Release:
         """Run the method: ``Release = method(dataset, **params, seed=Generator)``.
@@ -405,17 +416,24 @@ MEASURES: Registry = Registry("measure")
 
 def register_method(name: str, *, params: Iterable[Param], description: str,
                     family: str = "perturbative", random: bool = False, label: str = "",
-                    cost_check=None, alone: bool = True):
+                    cost_check=None, alone: bool = True,
+                    experiment_params: Mapping | None = None):
     """Register ``func(dataset, *, <params>, seed)`` as method ``name``, shown to people
     as ``label`` (default: the name); ``cost_check``: `MethodSpec.cost_check`;
-    ``alone``: `MethodSpec.alone`.  The
+    ``alone``: `MethodSpec.alone`; ``experiment_params``: `MethodSpec.experiment_params`
+    (checked against ``params`` now).  The
     returned function runs through `MethodSpec.apply` (parameters parsed, release
     checked)."""
     def deco(func):
         ps = tuple(params)
         check_signature("method", name, func, ps)
+        fixed = dict(experiment_params or {})
+        stray = [k for k in fixed if k not in {p.name for p in ps}]
+        if stray:
+            raise RegistrationError(f"method {name!r}: experiment_params name unknown "
+                                    f"parameter(s) {', '.join(stray)}")
         spec = METHODS.add(name, MethodSpec(name, func, ps, description, family, random,
-                                            label, cost_check, alone))
+                                            label, cost_check, alone, fixed))
 
         @functools.wraps(func)
         def call(dataset, seed=None, **kwargs):

@@ -44,7 +44,7 @@ def task_evaluate(data_ref, release, measures, seed) -> list[dict]:
     ds = open_ref(data_ref)
     name, params = parse_reference(release)
     spec = get_method(name)
-    rel = spec.apply(ds, params, seed=seed)
+    rel = spec.apply(ds, spec.experiment(params), seed=seed)
     params = typed_params(name, params)  # "5" from the text -> 5 (k is an int)
     base = {"data": ds.name, "release": release, "method": name,
             **{f"param_{k}": v for k, v in params.items()}, "seed": seed}

@@ -84,7 +84,7 @@ def resolve_release(dataset, text: str, seed: int = 0):
         from sdceval.core.release_io import read_release
         return read_release(dataset, path)
     spec, params = _method_of(text)
-    return spec.apply(dataset, params, seed=seed)
+    return spec.apply(dataset, spec.experiment(params), seed=seed)
 
 
 def describe_release(label: str, release) -> str:

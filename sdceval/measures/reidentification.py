@@ -153,7 +153,6 @@ dimensions); cells are linked exactly at any size.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,7 +160,9 @@ import pandas as pd
 
 from sdceval.core.errors import SdcevalError, suggest
 from sdceval.core.measurement import Measurement
-from sdceval.core.registry import Param, ParamType, register_measure
+# ColumnNames lives in the core since the methods use it too; re-exported here
+from sdceval.core.params import ColumnNames  # noqa: F401
+from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import ALIGNED_KINDS as KINDS, Release
 from sdceval.measures._compatibility import CHUNK, Pairs, row_weights
 from sdceval.core.combos import combine as _combine
@@ -226,28 +227,6 @@ def _standardize(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         xs[:, j] = (xn - mu) / sd
         ys[:, j] = (y[:, j] / top - mu) / sd
     return xs, ys
-
-
-class ColumnNames(ParamType):
-    """The type of a ``knows`` parameter: column names, as a list (Python) or as text
-    separated by ``,`` or ``+`` (``+`` inside a comma-separated measure list of the
-    command line: ``--risk-measure reidentification:knows=age+zip``); canonical form a
-    tuple, duplicates dropped, ``()`` for none given."""
-
-    name = "column names"
-
-    def parse(self, raw, where: str) -> tuple[str, ...]:
-        if raw is None:
-            return ()
-        if isinstance(raw, str):
-            items = re.split(r"[,+]", raw)
-        elif isinstance(raw, (list, tuple, np.ndarray, pd.Index)):
-            items = [str(c) for c in raw]
-        else:
-            raise SdcevalError(f"{where} must be column names, as a list or as text such "
-                               f"as 'age,zip' (or 'age+zip' in a measure list), got "
-                               f"{raw!r}")
-        return tuple(dict.fromkeys(c.strip() for c in items if c.strip()))
 
 
 #: roles of the columns an intruder can know (module notes)
