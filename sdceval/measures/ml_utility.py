@@ -30,7 +30,13 @@ Procedure
    records, so that stratifying is impossible; ``details["stratified"]``).
 3. Train one classifier on the original training records and one on the release's rows
    of the same records (row ``i`` of a release is record ``i``'s); score both on the
-   original test records.
+   original test records.  A synthetic release (issue 32: new records, any number, no
+   record correspondence) has no rows "of the training records": its classifier is
+   trained on all its rows, features and target as it publishes them (a synthetic
+   release publishes the label and the sensitive attribute; `release_target`), as
+   SDMetrics' ML efficacy does.  The test records are original records the synthesizer
+   saw unless the comparison held them out (its control set), so for a synthetic
+   release the score measures fidelity to the whole file, not generalization beyond it.
 
 Features (decision)
 -------------------
@@ -126,9 +132,10 @@ import numpy as np
 from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import ALIGNED_KINDS as KINDS, Release, require
+from sdceval.core.release import KINDS, Release, require
 from sdceval.measures.propensity import _Moments  # the same moments and rule
-from sdceval.measures.utility_loss import published, published_sensitive, publishes_cells
+from sdceval.measures._plain import cell_midpoints, numbers, target_codes
+from sdceval.measures.utility_loss import published, publishes_cells
 
 TARGETS = ("auto", "label", "sensitive")
 SCORES = ("auc", "accuracy")
@@ -203,21 +210,17 @@ def design(dataset, columns, release: Release | None = None) -> Design:
         h = dataset.hierarchy(c)
         how = feature_source(dataset, c, release)
         if how[0] == "value":
-            if not h.numeric:
-                raise SdcevalError(
-                    f"ml_utility: column {c!r} is published as numbers but its hierarchy "
-                    "is not numeric; give it a numeric (interval) hierarchy")
             order.append(("value", len(values)))
-            values.append(np.asarray(how[1], dtype=np.float64))
+            values.append(numbers(h, how[1], c, "ml_utility"))
         elif h.numeric:
-            v = h.leaf_values
             order.append(("value", len(values)))
-            values.append((v[how[1]] + v[how[2]]) / 2.0)
+            values.append(cell_midpoints(h, how[1], how[2]))
         else:
             order.append(("cell", len(cells)))
             cells.append((np.asarray(how[1], dtype=np.int64),
                           np.asarray(how[2], dtype=np.int64), h.n_leaves))
-    stacked = np.column_stack(values) if values else np.zeros((dataset.n, 0))
+    n = dataset.n if release is None else release.n   # synthetic: any row count
+    stacked = np.column_stack(values) if values else np.zeros((n, 0))
     return Design(stacked, tuple(cells), tuple(order))
 
 
@@ -345,12 +348,9 @@ def encode(dataset, columns, release: Release | None = None) -> np.ndarray:
 
 def release_target(dataset, release: Release, role: str, column: str) -> np.ndarray:
     """Target code of every release row (module notes): the released sensitive value
-    where the release publishes it, else the original's."""
-    original = np.asarray(dataset.codes(column), dtype=np.int64)
-    if role != "sensitive":
-        return original
-    released = published_sensitive(dataset, release)
-    return np.where(released >= 0, released, original)
+    where the release publishes it, else the original's; a synthetic release's own
+    values (`sdceval.measures._plain.target_codes`, the one reading)."""
+    return target_codes(dataset, release, column)
 
 
 def fit_predict(train: Design, y_train: np.ndarray, test: Design, m: int
@@ -440,7 +440,7 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
         Original data with a label or a sensitive attribute (the target) and QIs or
         numeric attributes (the features).
     release : Release
-        Any kind.
+        Any kind (a synthetic release trains on all its rows).
     target : {"auto", "label", "sensitive"}
     score : {"auc", "accuracy"}
         The score whose difference is the value.
@@ -458,7 +458,9 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
         ``auc_loss`` (None if the test records hold a single class), ``target``
         (column), ``target_role``, ``n_classes``, ``n_features`` (feature columns of
         the original-trained classifier), ``n_features_release`` (those not constant in
-        the release's training rows), ``n_train``, ``n_test``, ``stratified``,
+        the release's training rows), ``n_train``, ``n_train_release`` (the release's
+        training rows: ``n_train``, or every row of a synthetic release), ``n_test``,
+        ``stratified``,
         ``features`` (the attributes).
     """
     if release.kind == "perturbative" and not dataset.schema.numeric:
@@ -480,9 +482,12 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
     x_orig = design(dataset, features)
     x_rel = design(dataset, features, release)
     y_rel = release_target(dataset, release, role, column)
+    # a synthetic release trains on all its own records (module notes, step 3)
+    train_rel = train if release.aligned else np.arange(release.n)
     details = {"score": score}
-    for who, x, t in (("original", x_orig, y), ("release", x_rel, y_rel)):
-        pred, proba, used = fit_predict(x.rows(train), t[train], x_orig.rows(test), m)
+    for who, x, t, rows in (("original", x_orig, y, train), ("release", x_rel, y_rel,
+                                                            train_rel)):
+        pred, proba, used = fit_predict(x.rows(rows), t[rows], x_orig.rows(test), m)
         details[f"accuracy_{who}"] = float((pred == y[test]).mean())
         details[f"auc_{who}"] = macro_auc(y[test], proba)
         details["n_features" if who == "original" else "n_features_release"] = used
@@ -494,6 +499,7 @@ def ml_utility(dataset, release: Release, target: str = "auto", score: str = "au
             f"ml_utility: the {len(test)} test records all have the same {column!r}, so "
             "no AUC can be computed; use score=accuracy or a larger test_size")
     details.update(target=column, target_role=role, n_classes=int(len(np.unique(y))),
-                   n_train=int(len(train)), n_test=int(len(test)), stratified=stratified,
+                   n_train=int(len(train)), n_train_release=int(len(train_rel)),
+                   n_test=int(len(test)), stratified=stratified,
                    features=features)
     return Measurement("ml_utility", float(details[f"{score}_loss"]), None, details=details)

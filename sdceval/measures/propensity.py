@@ -113,15 +113,27 @@ def model_terms(z: np.ndarray, model: str) -> np.ndarray:
     return np.hstack(parts)
 
 
-def n_model_terms(m: int, model: str) -> int:
+def _pairs(m: int, groups) -> list:
+    """For each column ``i``, the later columns ``j`` it is multiplied with: all of them,
+    or (``groups``: one attribute id per column, e.g. the indicator columns of one
+    factor) those of another attribute — the indicators of one factor have products 0
+    or collinear with their main effects, R's ``t ~ .^2`` has none."""
+    if groups is None:
+        return [np.arange(i + 1, m) for i in range(m)]
+    g = np.asarray(groups)
+    return [i + 1 + np.flatnonzero(g[i + 1:] != g[i]) for i in range(m)]
+
+
+def n_model_terms(m: int, model: str, groups=None) -> int:
     """Number of columns of `model_terms` for ``m`` attributes."""
-    return (m + (m if model in ("quadratic", "interactions") else 0)
-            + (m * (m - 1) // 2 if model in ("pairwise", "interactions") else 0))
+    pairs = sum(len(j) for j in _pairs(m, groups)) if model in ("pairwise",
+                                                                 "interactions") else 0
+    return m + (m if model in ("quadratic", "interactions") else 0) + pairs
 
 
-def _fill_terms(z: np.ndarray, model: str, out: np.ndarray) -> None:
+def _fill_terms(z: np.ndarray, model: str, out: np.ndarray, pairs=None) -> None:
     """Write `model_terms` ``(z, model)`` into ``out`` (same values, same column order,
-    no temporaries)."""
+    no temporaries); ``pairs``: `_pairs` (default: every pair)."""
     m = z.shape[1]
     out[:, :m] = z
     c = m
@@ -130,8 +142,12 @@ def _fill_terms(z: np.ndarray, model: str, out: np.ndarray) -> None:
         c += m
     if model in ("pairwise", "interactions"):
         for i in range(m - 1):   # the order of np.triu_indices(m, k=1)
-            np.multiply(z[:, i:i + 1], z[:, i + 1:], out=out[:, c:c + m - 1 - i])
-            c += m - 1 - i
+            if pairs is None:
+                np.multiply(z[:, i:i + 1], z[:, i + 1:], out=out[:, c:c + m - 1 - i])
+                c += m - 1 - i
+            elif len(pairs[i]):
+                np.multiply(z[:, i:i + 1], z[:, pairs[i]], out=out[:, c:c + len(pairs[i])])
+                c += len(pairs[i])
 
 
 class _Moments:
@@ -198,11 +214,14 @@ class _Design:
     ones (the intercept, last), produced ``CHUNK_ROWS`` rows at a time from the data
     and never held whole: neither the design matrix nor the z-scored attributes exist
     beyond one chunk.  Construction makes two chunked passes: the attributes' moments,
-    then the model terms' (original part's mean and sd, pooled sd, extremes)."""
+    then the model terms' (original part's mean and sd, pooled sd, extremes).  ``x``
+    and ``y`` may differ in length (`s_pmse` of a synthetic release); ``groups``: the
+    attribute of each column (`_pairs`)."""
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, model: str):
+    def __init__(self, x: np.ndarray, y: np.ndarray, model: str, groups=None):
         self.x, self.y, self.n, self.model = x, y, len(x), model
-        self.rows = max(1, min(CHUNK_ROWS, 2 * len(x)))
+        self.N = len(x) + len(y)
+        self.rows = max(1, min(CHUNK_ROWS, self.N))
         self.exp = column_exponents(x)
         # pass 1: attributes z-scored with the original's mean and sd
         m = x.shape[1]
@@ -213,12 +232,15 @@ class _Design:
             moments[target].add(u)
         self.mu_a, self.sd_a, self.keep_a, _ = _standardize(*moments)
         # pass 2: the model terms of those z-scores
-        self.p_all = n_model_terms(int(self.keep_a.sum()), model)
+        kept_groups = None if groups is None else np.asarray(groups)[self.keep_a]
+        self.pairs = None if groups is None else _pairs(int(self.keep_a.sum()),
+                                                        kept_groups)
+        self.p_all = n_model_terms(int(self.keep_a.sum()), model, kept_groups)
         self._buf = np.empty((self.rows, self.p_all + 1))
         moments = (_Moments(self.p_all), _Moments(self.p_all))
         for target, _, _, z in self._units():
             t = self._buf[:len(z), :self.p_all]
-            _fill_terms(z, model, t)
+            _fill_terms(z, model, t, self.pairs)
             moments[target].add(t)
         self.mu, self.sd, self.keep, both = _standardize(*moments)
         self.all_kept = bool(self.keep.all())
@@ -249,7 +271,7 @@ class _Design:
         overwritten by the next chunk."""
         for target, lo, hi, z in self._units():
             buf = self._buf[:hi - lo]
-            _fill_terms(z, self.model, buf[:, :self.p_all])
+            _fill_terms(z, self.model, buf[:, :self.p_all], self.pairs)
             if self.all_kept:
                 d = buf
             else:
@@ -300,7 +322,7 @@ class _Fit:
     def __init__(self, design: _Design, ridge: float):
         self.d = design
         self.ridge = ridge
-        self.N = 2 * design.n
+        self.N = design.N
 
     def loss(self, raw: np.ndarray, coef: np.ndarray) -> float:
         """Objective: mean binomial log-loss + ridge/2 ||w||² (intercept free)."""
@@ -451,8 +473,13 @@ class _Fit:
 
 
 def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
-                      ridge: float = 0.01, max_iter: int = 200) -> tuple[np.ndarray, dict]:
+                      ridge: float = 0.01, max_iter: int = 200, groups=None,
+                      rank: bool = False) -> tuple[np.ndarray, dict]:
     """Fitted P(T = 1) for the stacked rows ``[x; y]`` and fit diagnostics.
+
+    ``x`` and ``y`` may differ in length; ``groups``: the attribute of each column
+    (no products within one, `_pairs`); ``rank``: also give ``info["rank"]``, the
+    rank of the design (the intercept included; `design_rank`).
 
     Memory beyond ``x`` and ``y``: a few vectors of 2n floats and one chunk of
     ``CHUNK_ROWS`` rows of model terms (module notes, "Computation").
@@ -468,7 +495,7 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
     with threads.limited():
         with np.errstate(over="ignore", invalid="ignore"):
             # a release far outside the original's range overflows here: refused below
-            design = _Design(x, y, model)
+            design = _Design(x, y, model, groups)
         if not np.max(design.max_term, initial=0.0) <= MAX_TERM:
             raise SdcevalError(
                 f"propensity: some released values lie so far outside the original's "
@@ -476,9 +503,11 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
                 "that the logistic fit cannot be computed in float64; is the release in "
                 "the same units as the data set?")
         info = {"n_terms": design.p}
-        if design.p == 0:  # every attribute constant in both tables
+        if rank:
+            info["rank"] = design_rank(design)
+        if design.p == 0:  # every attribute constant in both tables: the intercept's fit
             info.update(n_iter=0, warnings=[], gradient=0.0, converged=True)
-            return np.full(2 * len(x), 0.5), info
+            return np.full(design.N, len(y) / design.N), info
         with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
             # separation/collinearity warnings are expected on masked data; keep them
             # as diagnostics instead of printing them during a bisection
@@ -494,6 +523,18 @@ def propensity_scores(x: np.ndarray, y: np.ndarray, model: str = "pairwise",
     info.update(n_iter=int(n_iter), warnings=messages, gradient=gmax,
                 converged=bool(gmax <= 1e-6))
     return p, info
+
+
+def design_rank(design: _Design) -> int:
+    """Rank of the design matrix (model terms and intercept), from its Gram matrix
+    accumulated chunk by chunk: eigenvalues above 1e-10 of the largest count (singular
+    values above 1e-5 of the largest; the terms are standardized, so a column dependent
+    on others is ~1e-16 there).  R's ``glm`` reports such columns as aliased (NA)."""
+    gram = np.zeros((design.p + 1, design.p + 1))
+    for _, _, _, d in design.chunks():
+        gram += d.T @ d
+    eig = np.linalg.eigvalsh(gram)
+    return int((eig > eig.max() * 1e-10).sum())
 
 
 @register_measure(

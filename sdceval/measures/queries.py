@@ -37,6 +37,11 @@ Answering from every release (reconstructed counts)
 * published numbers (perturbative releases: MDAV, noise, rank swapping, multiplicative
   noise; numeric columns of an external table) are taken exactly: a released value
   counts (weight 1) when it lies in the predicate's value interval, else 0;
+* synthetic releases (issue 32: new records, any number, no record correspondence):
+  every column is published as plain values (numbers exactly, labels as their leaves),
+  and the reconstructed count, a count over the release's own records, is scaled by
+  ``n_original / n_release`` (``details["scale"]``) to estimate the original's count —
+  the release stands for a table of the original's size;
 * a column the release does not publish is *fully suppressed* (SPEC §4): its cell is the
   whole domain, weight ``|b_a| / |domain_a|``, uniform over the hierarchy's leaves (for a
   numeric attribute: over its distinct original values, not over the value range); an
@@ -91,7 +96,7 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.partial import PartialForm
 from sdceval.core.registry import Param, register_measure
-from sdceval.core.release import ALIGNED_KINDS as KINDS, Release, require
+from sdceval.core.release import KINDS, Release, require
 from sdceval.measures.utility_loss import Predicates, UniformEstimator, publishes_cells
 
 
@@ -287,11 +292,22 @@ def original_release(dataset) -> Release:
 
 def reconstructed_counts(dataset, release: Release, queries: CountQueries) -> np.ndarray:
     """Each query's count reconstructed from ``release`` (module notes), shape
-    ``(len(queries),)``."""
+    ``(len(queries),)``; a synthetic release's counts scaled by `count_scale`."""
     attrs = tuple(queries.predicates.qis)
     est = UniformEstimator(dataset, release, "query_error", columns=attrs)
     # without a sensitive attribute the estimator's one "value" (code 0) is the record
-    return est.counts(queries.predicates, np.maximum(queries.sensitive, 0))
+    counts = est.counts(queries.predicates, np.maximum(queries.sensitive, 0))
+    return counts * count_scale(dataset, release)
+
+
+def count_scale(dataset, release: Release) -> float:
+    """``n_original / n_release`` for a release with no record correspondence (a
+    synthetic file of any size stands for a table of the original's size), else 1."""
+    if release.aligned:
+        return 1.0
+    if release.n == 0:
+        raise SdcevalError(f"query_error: release of {release.method!r} has no records")
+    return dataset.n / release.n
 
 
 # -- in parts of a table (`sdceval.core.partial`) ------------------------------------
@@ -372,7 +388,8 @@ PARTIAL = PartialForm(
                 "relative error (%) of random COUNT queries on qd attributes (QIs, numeric "
                 "attributes) and one sensitive value; generalized cells under the uniform "
                 "assumption, buckets by their distributions, published numbers exactly, "
-                "unpublished columns fully suppressed")
+                "unpublished columns fully suppressed; a synthetic release's counts scaled "
+                "by n_original / n_release")
 def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None = None,
                 sel: float = 0.05, seed: int = 0, selectivity: str = "overall"
                 ) -> Measurement:
@@ -385,7 +402,8 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
         optionally, a sensitive attribute (without one, queries have no ``S = s`` term).
     release : Release
         Any kind; a generalized, bucketized or composite release must carry
-        `Release.cells`.
+        `Release.cells`; a synthetic release's counts are scaled by
+        ``n_original / n_release``.
     n_queries : int
         Number of queries drawn.
     qd : int or None
@@ -403,7 +421,9 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     Measurement
         ``value`` = ρ in percent; ``details``: ``n_queries``, ``n_answered`` (queries
         with a non-zero actual count, the ones averaged), ``median``, ``qd`` (the
-        predicate dimension used) and ``attributes`` (the query attributes).
+        predicate dimension used), ``attributes`` (the query attributes) and ``scale``
+        (the factor of the reconstructed counts: 1, or n_original / n_release for a
+        synthetic release).
 
     Notes
     -----
@@ -426,7 +446,9 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
         qd = default_qd(len(attrs))
     queries = random_queries(dataset, n_queries, qd, sel, seed, selectivity)
     rec = reconstructed_counts(dataset, release, queries)
-    return _error(queries.actual, rec, qd, sel, attrs)
+    out = _error(queries.actual, rec, qd, sel, attrs)
+    out.details["scale"] = count_scale(dataset, release)
+    return out
 
 
 def _error(act: np.ndarray, rec: np.ndarray, qd: int, sel: float, attrs) -> Measurement:

@@ -266,7 +266,7 @@ def published(dataset, release: Release, column: str):
     * a column the release does not publish is *fully suppressed*: the whole domain
       ``[0, n_leaves - 1]``, i.e. uniform over the hierarchy's leaves.
     """
-    h, n = dataset.hierarchy(column), dataset.n
+    h, n = dataset.hierarchy(column), release.n   # a synthetic release: any row count
     if release.cells is not None and column in release.cells:
         lo, hi = release.cells[column]
         return "cell", lo, hi
@@ -289,8 +289,9 @@ def publishes_cells(dataset, release: Release) -> bool:
     """Whether ``release`` must give its QIs as `Release.cells` for `published` to read
     them: its kind publishes the QIs by the publication rule (`publishable_columns`:
     generalized, bucketized and composite releases).  A perturbative release publishes
-    none, and an external table's labels are read from its columns."""
-    if release.kind == "external":
+    none, and an external table's or a synthetic release's values are read from its
+    columns."""
+    if release.kind in ("external", "synthetic"):
         return False
     return bool(set(dataset.schema.qis) & set(publishable_columns(dataset, release.kind)))
 
@@ -301,25 +302,33 @@ def published_sensitive(dataset, release: Release) -> np.ndarray | None:
     attribute.  A release carrying released codes (`Release.sensitive_codes`: permuted
     within buckets, or as a method left them), or one whose kind publishes the column
     unchanged (`publishable_columns`: generalized, bucketized, composite):
-    `Release.sensitive`; an external table: its column when present (a value outside
-    the domain: ``-1``); perturbative releases drop it."""
+    `Release.sensitive`; an external table or a synthetic release (its own records):
+    its column when present (`value_codes`; a value outside the domain: ``-1``);
+    perturbative releases drop it."""
     col = dataset.schema.sensitive
     if col is None:
         return None
+    read = ("external", "synthetic")
     if release.sensitive_codes is not None or (
-            release.kind != "external" and col in publishable_columns(dataset, release.kind)):
+            release.kind not in read and col in publishable_columns(dataset, release.kind)):
         return np.asarray(release.sensitive(dataset), dtype=np.int64)
-    if release.kind == "external" and col in release.data.columns:
-        h = dataset.hierarchy(col)
-        values = release.data[col]
-        if h.numeric:
-            num = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
-            pos = np.searchsorted(h.leaf_values, num).clip(0, h.n_leaves - 1)
-            return np.where(h.leaf_values[pos] == num, pos, -1).astype(np.int64)
-        inv, uniq = pd.factorize(values.astype(str), use_na_sentinel=False)
-        index = {str(v): i for i, v in enumerate(h.leaves)}
-        return np.array([index.get(u, -1) for u in uniq], dtype=np.int64)[inv]
-    return np.full(dataset.n, -1, dtype=np.int64)
+    if release.kind in read and col in release.data.columns:
+        return value_codes(dataset, col, release.data[col])
+    return np.full(release.n, -1, dtype=np.int64)
+
+
+def value_codes(dataset, column: str, values) -> np.ndarray:
+    """Leaf code of each published value of ``column`` (a number equal to a leaf value
+    of a numeric hierarchy, or a leaf's label), ``-1`` for a value outside the domain."""
+    h = dataset.hierarchy(column)
+    values = pd.Series(values)
+    if h.numeric:
+        num = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+        pos = np.searchsorted(h.leaf_values, num).clip(0, h.n_leaves - 1)
+        return np.where(h.leaf_values[pos] == num, pos, -1).astype(np.int64)
+    inv, uniq = pd.factorize(values.astype(str), use_na_sentinel=False)
+    index = {str(v): i for i, v in enumerate(h.leaves)}
+    return np.array([index.get(u, -1) for u in uniq], dtype=np.int64).reshape(-1)[inv]
 
 
 # -- predicates and the uniform-assumption estimator ------------------------------------------
@@ -397,9 +406,9 @@ class UniformEstimator:
         columns = tuple(dataset.schema.qis) if columns is None else tuple(columns)
         sens = published_sensitive(dataset, release)
         m = 1 if sens is None else dataset.hierarchy(dataset.schema.sensitive).n_leaves
+        n = release.n   # a synthetic release: its own records, any number
         if sens is None:
-            sens = np.zeros(dataset.n, dtype=np.int64)
-        n = dataset.n
+            sens = np.zeros(n, dtype=np.int64)
         self.qis, self.m = columns, m
         hier = [dataset.hierarchy(c) for c in columns]
         self.n_leaves = tuple(h.n_leaves for h in hier)
