@@ -245,18 +245,8 @@ def test_copula_shrinkage_bounds(ds):
 
 
 # -- the command line ----------------------------------------------------------------------
-@pytest.mark.parametrize("method", METHODS)
-def test_cli_anonymize_refuses_a_synthetic_release_in_one_line(tmp_path, capsys, method):
-    """Writing and certifying a release with no record correspondence is not built yet
-    (no key file, read back as synthetic, a certificate risk that applies to it): the
-    command says so in one line, exit code 2, and writes nothing."""
-    from sdceval.cli import main
-    out = tmp_path / "syn.csv"
-    code = main(["anonymize", "--data", "census", "--method", method, "--out", str(out)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert len(err) == 1 and "synthetic release" in err[0] and "sdceval.anonymize" in err[0]
-    assert list(tmp_path.iterdir()) == []
+# writing, reading back, certifying and verifying a synthetic release through the
+# command line (once refused here): tests/test_synthetic_cli.py
 
 
 def test_not_default_candidates_of_a_comparison():

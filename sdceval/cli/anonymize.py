@@ -8,6 +8,16 @@ beside the release too (``masked.csv.method.json``, `sdceval.core.release_public
 `sdceval.core.release_order`.  With ``--keep``, re-identification is measured with and
 without the kept columns after the release is written, and a warning names the
 kept columns that raise it and both figures (`sdceval.measures._kept_keys`).
+
+A synthetic method (``cart_synthesis``, ``gaussian_copula``, ``dp_histogram``: new
+records, no record correspondence, issue 32) writes its file with no key (no row is any
+record's: the output says so) and its public file, which marks it synthetic and holds a
+DP method's budget; ``--shuffle-seed`` and ``--keep-order`` do not apply and are
+refused.  Its columns are "synthesized"; the kept-columns warning does not apply (it
+compares record-linkage risks); a ``--guideline`` reads a record-linkage risk, so its
+verdict on the release is "not checked", with the reason, never PASS.  ``dp_histogram``
+draws OpenDP's noise unless ``--param noise=seeded``, and the output says which (seeded
+noise is reproducible and not private: a warning).
 """
 from __future__ import annotations
 
@@ -84,13 +94,13 @@ def cmd_anonymize(args) -> int:
     from sdceval.core.release_order import write_release
     from sdceval.core.registry import parse_assignments
     spec = get_method(args.method)
-    if spec.kind == "synthetic":
-        # its file would get a key linking rows to records it has none with, be read
-        # back as row-aligned and certified on a risk that does not apply (issue 32)
+    synthetic = spec.kind == "synthetic"
+    if synthetic and (args.shuffle_seed is not None or args.keep_order):
+        option = "--shuffle-seed" if args.shuffle_seed is not None else "--keep-order"
         raise SdcevalError(
-            f"anonymize: {spec.name!r} makes a synthetic release (new records, no record "
-            "correspondence), which this command cannot write and certify yet; use the "
-            f"Python API: sdceval.anonymize(data, {spec.name!r}, ...).data.to_csv(FILE)")
+            f"{option}: {spec.name!r} makes a synthetic release (new records, no record "
+            "correspondence): its rows are in the order the method drew them and it has "
+            f"no key, so there is no row order to choose; drop {option}")
     ds = _dataset(args, unused_roles=UNUSED_BY_KIND[spec.kind], user=spec.name)
     params = parse_assignments(args.param)
     if args.model:
@@ -124,11 +134,16 @@ def cmd_anonymize(args) -> int:
                    "--keep or 'passthrough' in the schema)")
     for w in rel.info.get("warnings", []):
         warnings.warn(w)  # main() prints each distinct warning once
+    _say_noise(args, rel)
     remove_stale_certificate(cert_path)  # of the release about to be replaced
     _say(args, f"writing {args.out}")
     out, key = write_release(rel, args.out, dataset=ds, seed=args.shuffle_seed,
                              keep_order=args.keep_order)
-    if key is None:
+    if not rel.aligned:
+        _say(args, f"wrote {out}: {rel.n} synthetic records, no record correspondence "
+                   "(no row is the release of a record), so there is no private key "
+                   "and no row order to undo")
+    elif key is None:
         _say(args, f"wrote {out} in record order (row i protects record i): for analysis "
                    "only, do not publish it")
     else:
@@ -136,17 +151,20 @@ def cmd_anonymize(args) -> int:
                    "publish the key (evaluate finds it beside the release)")
     from sdceval.core.release_public import public_parameters, public_path_for
     if public_parameters(rel) is not None:
-        _say(args, f"wrote its public file {public_path_for(out)}: the method's public "
-                   "parameters (PRAM's keys and transition matrices), to publish with the "
-                   "release (evaluate finds it beside the release)")
+        what = ("the method's public parameters (PRAM's keys and transition matrices)"
+                if rel.aligned else "its kind (synthetic) and the method's parameters"
+                + (", DP budget and noise source" if "dp" in rel.info else ""))
+        _say(args, f"wrote its public file {public_path_for(out)}: {what}, to publish "
+                   "with the release (evaluate finds it beside the release)")
     # what was done to each column, since a method publishes only what it protects
     # (issue 28 item 1: every release states it)
     from sdceval.core.treatment import column_treatment, treatment_summary
     _say(args, f"columns: {treatment_summary(column_treatment(ds, rel))}")
     # kept columns raising re-identification: a warning with both figures (main()
     # prints it after the progress messages; nothing to do without kept columns)
-    from sdceval.measures._kept_keys import warn
-    warn(ds, rel, seed=args.seed)
+    if rel.aligned:  # it compares record-linkage risks, which a synthetic release lacks
+        from sdceval.measures._kept_keys import warn
+        warn(ds, rel, seed=args.seed)
     try:
         _certify(args, ds, spec, rel, params, out, key, cert_path, guidelines)
     except BaseException:
@@ -158,6 +176,24 @@ def cmd_anonymize(args) -> int:
                 p.unlink(missing_ok=True)
         raise
     return 0
+
+
+def _say_noise(args, rel) -> None:
+    """A DP release's noise source and budget in one line; seeded noise (reproducible,
+    not private) as a warning too (`sdceval.methods.dp_histogram`)."""
+    dp = rel.info.get("dp")
+    if not dp:
+        return
+    budget = f"epsilon = {plain(dp.get('epsilon'))}, delta = {plain(dp.get('delta'))}"
+    if dp.get("private"):
+        _say(args, f"noise: OpenDP's secure generator ({budget}, {dp.get('neighbouring')}): "
+                   "a differentially private release, not reproducible")
+    else:
+        _say(args, f"noise: drawn from the seed ({budget} as a budget)")
+        warnings.warn(f"{rel.method}: noise={dp.get('noise')}: the release is not private: "
+                      + str(dp.get("warning") or "the noise can be redrawn from the seed"))
+    for leak in dp.get("leaks") or ():
+        warnings.warn(f"{rel.method}: stated leak: {leak}")
 
 
 def _check_report(args, ds, cert_path) -> None:
@@ -236,16 +272,26 @@ def _certify(args, ds, spec, rel, params, out, key, cert_path, guidelines) -> No
     if guidelines:
         _say(args, "checking " + ", ".join(g["guideline"] for g in guidelines) + " ...")
     published = read_release(ds, out, key=key if key is not None else False)
+    method = {"name": spec.name, "kind": rel.kind, "params": rel.params}
+    if published.info.get("dp"):  # the budget as the public file states it
+        method["dp"] = published.info["dp"]
     cert = build_certificate(
         cert_path=cert_path, dataset=ds, configuration=configuration, release=published,
         release_path=out, key_path=key, public_path=public_path_for(out),
-        method={"name": spec.name, "kind": rel.kind, "params": rel.params},
-        root_seed=args.seed, guidelines=guidelines)
+        method=method, root_seed=args.seed, guidelines=guidelines)
     protected = [args.data if is_file else None, args.schema, *ds.input_files]
     write_certificate(cert, cert_path, protected=protected)
     _say(args, f"wrote its certificate {cert_path} (sdceval verify {cert_path} checks it)")
+    if not published.aligned:
+        _say(args, "record-linkage risks: not applicable (no record correspondence; "
+                   "the certificate lists them with the reason); the attacks that apply "
+                   "to every release need a control set held out before synthesis "
+                   "(sdceval compare --control)")
     for v in cert["readings"]["verdicts"]:
         r = v["residual"]
+        if r.get("status") == "not checked":
+            _say(args, f"{v['guideline']}: not checked ({r.get('reason')})")
+            continue
         _say(args, f"{v['guideline']}: {'PASS' if r.get('passed') else 'FAIL'} "
                    f"(value {r.get('value')}, threshold {r.get('threshold')})")
     if args.report:

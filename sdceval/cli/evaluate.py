@@ -5,7 +5,11 @@ The release's private key file (beside it, ``masked.csv.private-key.csv``, or
 ``--key``) puts its shuffled rows back in record order, after checking that it belongs
 to this release and this data set; a release without a key must be in record order
 (``anonymize --keep-order``; ``--no-key`` reads it without checking, and is refused
-when a key lies beside the release).  See `sdceval.core.release_order`.
+when a key lies beside the release).  See `sdceval.core.release_order`.  A synthetic
+release (its public ``.method.json`` says so: new records, no record correspondence)
+is read with no key (`sdceval.core.release_io.read_release`); a measure that reads
+row-aligned releases only is named with the registry's reason, "not applicable to a
+synthetic release: it has no record correspondence", never given a number.
 
 Every measure asked for is checked against the release before any is computed
 (`MeasureSpec.check_release`: the release's kind and what the measure needs): those that

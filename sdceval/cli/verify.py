@@ -5,9 +5,12 @@ Recomputes every SHA-256 the certificate records (the input files, the release, 
 and public files, read relative to the certificate's folder or at their absolute
 paths), the configuration's hash, the data set's fingerprint (re-read with the recorded
 data options) and every reading and guideline verdict (the release re-read with its
-key), and prints one line per check, ``OK`` or ``MISMATCH`` with what differs.  Exit 0
-when every check agrees, 1 when any differs, 2 when the certificate cannot be read or a
-file it names is missing (one line naming it).
+key; a synthetic release, with no key, from its public file, and its readings of the
+measures that accept it, the record-linkage measures listed as not applicable, and a
+DP method's budget against the public file's), and prints one line per check, ``OK``
+or ``MISMATCH`` with what differs.  Exit 0 when every check agrees, 1 when any
+differs, 2 when the certificate cannot be read or a file it names is missing (one line
+naming it).
 """
 from __future__ import annotations
 

@@ -295,6 +295,13 @@ class MeasureSpec:
             if "external" in self.kinds:
                 makers.append("a table read with --release")
             hint = f" (made by {', '.join(makers)})" if makers else ""
+            if kind == "synthetic":  # the one reason, said as such (issue 32)
+                raise SdcevalError(
+                    f"measure {self.name!r} is {NOT_APPLICABLE_SYNTHETIC} "
+                    f"({method or 'its method'!r} drew new records, not releases of the "
+                    "original's), so a reading that pairs released rows with records "
+                    f"has no meaning (never 0); it accepts {', '.join(self.kinds)} "
+                    "releases")
             article = "an" if kind[0] in "aeiou" else "a"
             raise SdcevalError(
                 f"measure {self.name!r} does not apply to {article} {kind} release "
@@ -412,6 +419,9 @@ REGISTRIES: dict[str, Registry] = {}
 
 METHODS: Registry = Registry("method")
 MEASURES: Registry = Registry("measure")
+#: why a measure that reads row-aligned releases only gives no reading of a synthetic one
+NOT_APPLICABLE_SYNTHETIC = ("not applicable to a synthetic release: it has no record "
+                            "correspondence")
 
 
 def register_method(name: str, *, params: Iterable[Param], description: str,

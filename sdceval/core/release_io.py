@@ -66,7 +66,8 @@ from sdceval.core.release_checks import (BUCKET_COLUMN, check_cells, check_recor
 from sdceval.core.release_order import (file_sha256, key_beside, key_path_for,
                                         key_permutation, public_beside_key, read_key,
                                         to_record_order, write_release)
-from sdceval.core.release_public import public_info, public_path_for, read_public
+from sdceval.core.release_public import (SYNTHETIC, public_info, public_path_for,
+                                         read_public)
 
 #: a number as Python writes one (``repr``: ``-1.5``, ``1e-07``, ``2.5e+22``)
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
@@ -221,7 +222,18 @@ def read_release(dataset, path, key=None) -> Release:
     and the release read back carries them in ``info`` (``perturbed_keys``, ``pram``)
     as the method's own does.  Without it a key
     published as other records' categories is refused, naming the missing file.
+
+    A public file of kind ``"synthetic"`` (`sdceval.core.release_public`: written with
+    every synthetic release) makes the file a synthetic release
+    (`Release.synthetic`: new records, any row count, no record correspondence), read
+    as it is: there is no key (one given is refused) and no record order to check;
+    its ``info["dp"]`` is the public file's DP budget when it has one.
     """
+    public_path = public_path_for(path)
+    public = (read_public(public_path, dataset, file_sha256(path))
+              if public_path.exists() else None)
+    if public is not None and public.get("kind") == SYNTHETIC:
+        return _read_synthetic(dataset, path, key, public, public_path)
     beside = key_beside(path)
     if key is False and beside is not None:
         raise SdcevalError(
@@ -232,17 +244,57 @@ def read_release(dataset, path, key=None) -> Release:
     if key is None:
         key = beside
     perm = read_key(key, path, dataset) if key not in (None, False) else None
+    frame = load_table(path, text=_text_columns(dataset))
+    return _in_record_order(dataset, frame, perm, check_order=key is None, name=str(path),
+                            release_path=path, key_path=key_path_for(path),
+                            public=public, public_path=public_path)
+
+
+def _text_columns(dataset) -> list[str]:
+    """The columns of a release file read as text, exactly as written (module
+    docstring): the QIs, the sensitive column and the bucket column."""
     schema = dataset.schema
     text = schema.qis + ([schema.sensitive] if schema.sensitive else [])
     if BUCKET_COLUMN not in dataset.frame.columns:  # else the user's column, read as such
         text.append(BUCKET_COLUMN)
-    frame = load_table(path, text=text)
-    public_path = public_path_for(path)
-    public = (read_public(public_path, dataset, file_sha256(path))
-              if public_path.exists() else None)
-    return _in_record_order(dataset, frame, perm, check_order=key is None, name=str(path),
-                            release_path=path, key_path=key_path_for(path),
-                            public=public, public_path=public_path)
+    return text
+
+
+def _read_synthetic(dataset, path, key, public: dict, public_path) -> Release:
+    """`read_release` of a file its public file marks as synthetic."""
+    if key not in (None, False):
+        raise SdcevalError(
+            f"release {str(path)!r} is synthetic (its public file {str(public_path)!r} "
+            f"says so: new records drawn by {public['method']!r}, no record "
+            "correspondence): it has no key, as no row is the release of a record; drop "
+            "--key / key=")
+    frame = load_table(path, text=_text_columns(dataset))
+    info = {"dp": public["dp"]} if public.get("dp") else {}
+    return Release.synthetic(dataset, _in_original_types(dataset, frame),
+                             method=public["method"], info=info)
+
+
+def _in_original_types(dataset, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column read as text (`_text_columns`) whose original column
+    holds numbers (an integer QI such as an age) as numbers of the original's dtype,
+    as the method published them (`sdceval.methods._synthesis`: the original's values
+    and dtypes), so that a synthetic release read back measures as it did in memory.  A
+    column with a value that is not a number stays text (the measures name it)."""
+    out = {}
+    for c in frame.columns:
+        want = dataset.frame[c].dtype if c in dataset.frame.columns else None
+        if want is None or not pd.api.types.is_numeric_dtype(want) \
+                or pd.api.types.is_bool_dtype(want) or _is_numbers(frame[c]):
+            continue
+        numbers = pd.to_numeric(frame[c], errors="coerce")
+        whole = not pd.api.types.is_integer_dtype(want) or bool(
+            (numbers.dropna() % 1 == 0).all())  # never 77.5 cut to 77
+        if numbers.isna().equals(frame[c].isna()) and whole:  # every value a number
+            try:
+                out[c] = numbers.astype(want)
+            except (TypeError, ValueError):  # a missing value in an integer column
+                out[c] = numbers
+    return frame.assign(**out) if out else frame
 
 
 def release_of(dataset, release, key=None) -> Release:
@@ -290,6 +342,10 @@ def release_of(dataset, release, key=None) -> Release:
         public_path, sha = public_beside_key(key)
         if public_path.exists():
             public = read_public(public_path, dataset, sha)
+            if public.get("kind") == SYNTHETIC:  # a key of a file now synthetic
+                raise SdcevalError(f"key {str(key)!r}: the release beside it is "
+                                   "synthetic (no record correspondence) and has no key; "
+                                   "give the synthetic release's file path instead")
     if key is None:
         fix = ("no key was given: a release written by 'sdceval anonymize' has its rows "
                "shuffled; give its key, sdceval.evaluate(df, release_df, ..., "
@@ -332,10 +388,14 @@ def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, n
     every cell checked against its record (`check_cells`, in `release_from_frame`;
     ``public_path``: the public file, named when it is missing)."""
     if len(frame) != dataset.n:
+        synthetic = (f"; a synthetic release (new records, any count) is recognized by "
+                     f"its public file {str(public_path)!r}, which 'sdceval anonymize' "
+                     "writes beside it: put it there"
+                     if isinstance(public_path, os.PathLike) and public is None else "")
         raise SdcevalError(
             f"release {str(release_path)!r} has {len(frame)} records but data set "
             f"{dataset.name!r} has {dataset.n}; a release must be row-aligned (one row per "
-            "original record)")
+            f"original record){synthetic}")
     file_row = None
     if perm is not None:
         frame = to_record_order(frame, perm)

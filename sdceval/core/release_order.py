@@ -1,5 +1,9 @@
 """The published row order and its private key (issue 19 item 6).
 
+Long because both sides of the key file live here (its format; writing it atomically
+with the release and the release's public file; reading and checking it), so that the
+writer and the reader cannot drift apart.
+
 A release file in record order (row ``i`` protects record ``i``) links every released
 row to its record by position alone: an intruder holding the original in its order, or
 any source sorted the same way, re-identifies everyone.  So `write_release` (``sdceval
@@ -54,6 +58,14 @@ only.  The method's ``--seed`` is not used: it is often published with the metho
 parameters (and is 0 by default), and anyone who knows the seed of the shuffle and the
 number of records can undo it.  A fixed ``seed`` (``--shuffle-seed N``) makes the file
 reproducible; keep that number as private as the key.
+
+A synthetic release (`sdceval.core.release.Release.synthetic`: new records, no record
+correspondence, issue 32) has no record to link: `write_release` writes it with no key
+and in the order the method drew its rows (a row's position says nothing about any
+record, so there is nothing to shuffle), and always with its public file, which records
+``"kind": "synthetic"``, the method's public parameters and, for a DP method, its budget
+(`sdceval.core.release_public.synthetic_parameters`); a key of an earlier release of
+this file name is removed (its rows are gone).
 
 ``keep_order=True`` (``--keep-order``) writes record order and no key: such a file is
 for analysis only, never to publish.  A release read without a key must be in record
@@ -204,6 +216,10 @@ def write_release(release, path, *, dataset, seed: int | None = None,
     atomically (the key and the public file first, the release renamed last; none is
     left half-written or without the others by an interrupt) and never over an input
     file.  Returns ``(path, key_path)``, ``key_path`` None with ``keep_order``.
+
+    A synthetic release (not ``release.aligned``: new records, any row count) is
+    written in its own row order with no key (``seed`` and ``keep_order`` do not
+    apply) and with its public file (module docstring); returns ``(path, None)``.
     """
     path = Path(path)
     key_path = key_path_for(path)
@@ -211,6 +227,8 @@ def write_release(release, path, *, dataset, seed: int | None = None,
     protected = [p for p in protected if p is not None]
     frame = release.data
     n = len(frame)
+    if not release.aligned:
+        return _write_synthetic(release, path, protected)
     if n != dataset.n:
         raise SdcevalError(f"release has {n} records but data set {dataset.name!r} has "
                            f"{dataset.n}: write the release with the data set it protects")
@@ -247,6 +265,24 @@ def write_release(release, path, *, dataset, seed: int | None = None,
     if public is None:
         _remove_stale_public(path, protected)
     return path, None if keep_order else key_path
+
+
+def _write_synthetic(release, path: Path, protected: list) -> tuple[Path, None]:
+    """`write_release` of a synthetic release: its rows as the method drew them, its
+    public file beside it (the kind, the parameters, a DP budget), no key; an earlier
+    release's key of this file name is removed."""
+    to_bytes = _format_of(path)  # before anything is written: refused with no file
+    public_path = public_path_for(path)
+    _check(public_path, protected)
+    _check_public_slot(path, public_path)
+    data = to_bytes(release.data)
+    shown = public_text(public_parameters(release), path.name,
+                        hashlib.sha256(data).hexdigest())
+    _write_together(path, data, [(public_path,
+                                  lambda p: p.write_text(shown, encoding="utf-8"))],
+                    protected)
+    _remove_stale_keys(path, protected, with_current=True)
+    return path, None
 
 
 def _write_together(path: Path, data: bytes, companions: list, protected: list) -> None:

@@ -38,6 +38,31 @@ What it does disclose is aggregate and inherent to publishing invariant PRAM mat
 matrix (a category absent from a stratum has a zero column); strata of one or few
 records are therefore as disclosive as a frequency table of them.
 
+A *synthetic* release (`sdceval.core.release.Release.synthetic`: new records, no record
+correspondence, issue 32) always gets a public file, as it is what marks the file as
+synthetic (`read_public` returns ``kind`` ``"synthetic"`` and
+`sdceval.core.release_io.read_release` reads the file as such; without it the file
+would be taken for a row-aligned release and refused)::
+
+    {"format": "sdceval-release-method 1", "note": "...", "release": "syn.csv",
+     "release_sha256": "...", "method": "dp_histogram", "kind": "synthetic",
+     "params": {"epsilon": 1.0, "columns": "sex,region", ...},
+     "dp": {"epsilon": 1.0, "epsilon_spent": 1.0, "delta": 0.0, "mechanism": "Laplace ...",
+            "scale": 3.0, "sensitivity": 3, "neighbouring": "add/remove one record ...",
+            "noise": "opendp", "private": true, "reproducible": false,
+            "tables": [["sex", "region"], ["age"], ["income"]], "bins": {...},
+            "leaks": ["bounds of 'income' taken from the data ..."]}}
+
+``params``: the method's resolved parameters but its seed (with it anyone could redraw
+the records, and, for ``dp_histogram`` with ``noise = "seeded"``, remove the noise);
+``dp`` (differential-privacy methods only): the `DP_FIELDS` of the release's
+``info["dp"]`` — the budget (ε asked and spent, δ), the mechanism and its scale and
+sensitivity, the neighbouring relation, the noise source (``noise``: ``"opendp"``,
+OpenDP's secure generator, or ``"seeded"``, reproducible and not private once the seed
+is known; ``private``, ``reproducible``, ``warning``), the tables and numeric bins, and
+the stated leaks.  Nothing in it is about a record: a synthetic release has none to
+link.
+
 `read_public` checks the file against the release (its sha256), the data set (each key
 a quasi-identifier, its categories the leaves of the key's hierarchy) and itself (each
 matrix ``S x L x L``, rows of non-negative probabilities summing to 1);
@@ -63,6 +88,13 @@ PRAM_FIELDS = ("categories", "strata", "strata_values", "matrices", "pd", "alpha
                "household_level")
 #: a transition matrix's rows sum to 1 within this (as `sdceval.methods.pram` accepts)
 _ROW_SUM_TOL = 1e-9
+#: the fields of a DP release's ``info["dp"]`` that are published (module docstring):
+#: the budget, the mechanism, the noise source and the stated leaks
+DP_FIELDS = ("epsilon", "epsilon_spent", "delta", "mechanism", "scale", "sensitivity",
+             "neighbouring", "noise", "private", "reproducible", "warning", "tables",
+             "bins", "leaks")
+#: the ``kind`` of a synthetic release's public file
+SYNTHETIC = "synthetic"
 
 
 def public_path_for(path) -> Path:
@@ -77,7 +109,10 @@ def public_parameters(release) -> dict | None:
     none: the PRAM-ed keys (``info["perturbed_keys"]``) and their matrices
     (``info["pram"]``, the `PRAM_FIELDS` of each), of the release's own method or of
     its strategy's steps (``info["steps"]``, in step order: a later step's key
-    replaces an earlier's, as `sdceval.methods.strategy.compose` takes its cells)."""
+    replaces an earlier's, as `sdceval.methods.strategy.compose` takes its cells); for
+    a synthetic release (not ``aligned``), always: `synthetic_parameters`."""
+    if not release.aligned:
+        return synthetic_parameters(release)
     infos = [release.info, *dict(release.info.get("steps") or {}).values()]
     keys, pram = [], {}
     for info in infos:
@@ -94,6 +129,19 @@ def public_parameters(release) -> dict | None:
     # business; the parameters that matter are in "pram"
     method = "+".join(step.split(":", 1)[0] for step in str(release.method).split("+"))
     return {"method": method, "perturbed_keys": list(dict.fromkeys(keys)), "pram": pram}
+
+
+def synthetic_parameters(release) -> dict:
+    """The public parameters of a synthetic release (module docstring): its method,
+    ``kind``, parameters without the seed and, for a DP release, the `DP_FIELDS` of its
+    ``info["dp"]``, as plain JSON values."""
+    from sdceval.core.fingerprint import _plain
+    out = {"method": str(release.method), "kind": SYNTHETIC,
+           "params": _plain({k: v for k, v in release.params.items() if k != "seed"})}
+    dp = release.info.get("dp")
+    if dp:
+        out["dp"] = _plain({f: dp[f] for f in DP_FIELDS if f in dp})
+    return out
 
 
 def public_text(params: dict, release_name: str, release_sha256: str) -> str:
@@ -141,6 +189,8 @@ def read_public(path, dataset, release_sha256: str) -> dict:
             f"public file {shown!r} belongs to another release: it was written for a file "
             f"{doc.get('release')!r} with other bytes (another release, or this one "
             "edited or saved again); use the public file written with this release")
+    if doc.get("kind") == SYNTHETIC:
+        return _synthetic_entry(doc, shown)
     keys, pram = doc.get("perturbed_keys"), doc.get("pram")
     if not isinstance(keys, list) or not isinstance(pram, dict) or not keys:
         raise SdcevalError(f"public file {shown!r} is damaged: it lacks the list "
@@ -158,6 +208,19 @@ def read_public(path, dataset, release_sha256: str) -> dict:
                                f"the PRAM-ed key {q!r}")
         out[q] = _pram_entry(pram[q], q, dataset, shown)
     return {"perturbed_keys": list(dict.fromkeys(keys)), "pram": out}
+
+
+def _synthetic_entry(doc: dict, shown: str) -> dict:
+    """A synthetic release's checked public parameters (`read_public`): ``{"kind":
+    "synthetic", "method", "params", "dp"?}``."""
+    method, params, dp = doc.get("method"), doc.get("params", {}), doc.get("dp")
+    if not isinstance(method, str) or not method or not isinstance(params, dict) \
+            or not isinstance(dp, (dict, type(None))):
+        raise SdcevalError(f"public file {shown!r} is damaged: a synthetic release's file "
+                           "names its 'method' (a text), its 'params' and its 'dp' budget "
+                           "(objects); use the file 'sdceval anonymize' wrote")
+    return {"kind": SYNTHETIC, "method": method, "params": params,
+            **({"dp": dp} if dp is not None else {})}
 
 
 def _pram_entry(entry: dict, q: str, dataset, shown: str) -> dict:
@@ -236,5 +299,6 @@ def public_info(dataset, public: dict, cells: dict) -> dict:
     return {"perturbed_keys": list(public["perturbed_keys"]), "pram": pram}
 
 
-__all__ = ["PUBLIC_SUFFIX", "draw_probability", "public_info", "public_parameters",
-           "public_path_for", "public_release", "public_text", "read_public"]
+__all__ = ["DP_FIELDS", "PUBLIC_SUFFIX", "SYNTHETIC", "draw_probability", "public_info",
+           "public_parameters", "public_path_for", "public_release", "public_text",
+           "read_public", "synthetic_parameters"]

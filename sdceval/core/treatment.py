@@ -20,6 +20,8 @@ original where the structures do not say it:
 * ``"permuted within buckets"``: the sensitive attribute of a release whose values are
   permuted within its buckets (`Release.sensitive_in_buckets`: bucketization, alone or
   as a strategy's step) and differ from the original's.
+* ``"synthesized"``: every published column of a synthetic release (new records drawn
+  from a model of the file: synthetic data, a DP sampler; issue 32).
 * ``"masked"``: any other published column whose values differ from the original's
   (perturbative numeric attributes; a changed column of an external table; keys PRAM
   published as exact cells of other categories).
@@ -32,8 +34,8 @@ from sdceval.core.release_checks import unchanged
 
 #: the vocabulary of `column_treatment` (module docstring); "generalized" may carry
 #: ", N suppressed cells"
-TREATMENTS = ("masked", "generalized", "as is", "permuted within buckets", "dropped",
-              "dropped (identifier)", "dropped (ignored)")
+TREATMENTS = ("masked", "generalized", "as is", "permuted within buckets", "synthesized",
+              "dropped", "dropped (identifier)", "dropped (ignored)")
 #: roles no method publishes, and the reason shown for them
 _UNUSED = {"identifier": "dropped (identifier)", "ignore": "dropped (ignored)"}
 
@@ -48,6 +50,8 @@ def column_treatment(dataset, release) -> dict[str, str]:
             out[name] = _UNUSED[col.role]
         elif name not in release.data.columns:
             out[name] = "dropped"
+        elif not release.aligned:   # new records: no row is any record's version
+            out[name] = "synthesized"
         elif release.cells is not None and name in release.cells:
             out[name] = _cells_treatment(dataset, release, name)
         elif name == dataset.schema.sensitive and release.sensitive_codes is not None:

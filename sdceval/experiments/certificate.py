@@ -24,6 +24,18 @@ that the assessment still gives the same numbers.  It holds (format
   back from its file with its key (``residual``), so that what is certified is the file
   as published (`readings`).
 
+A *synthetic* release (``method.kind`` ``"synthetic"``: new records, no record
+correspondence, issue 32) is certified on what applies to it (docs/certificate.md): the
+hashes (release and public file; it has no key), the method and its parameters, the
+seeds, the DP budget and noise source when it has one (``method.dp``, the public file's
+`sdceval.core.release_public.DP_FIELDS`), the original's risk (``initial``) and the
+readings of `SYNTHETIC_READINGS` on the release (``readings.measures``).  A
+record-linkage reading has no meaning on it: the risk's ``residual`` is ``{"applicable":
+false, "reason": ...}``, every risk and privacy measure that does not accept the release
+is listed in ``readings.not_applicable`` with the registry's reason, and a guideline's
+``residual`` verdict is ``{"status": "not checked", "passed": null, "reason": ...}``:
+never a number, never 0, never a PASS.
+
 Nothing in a certificate executes: it is read with `json` and checked field by field
 (`load_certificate`).  `verify` recomputes every hash and every reading.
 """
@@ -44,6 +56,13 @@ SUFFIX = ".certificate.json"
 #: the risk reading every certificate holds (`sdceval.measures.reidentification`: it
 #: reads every kind of release, and the original as a release)
 RISK_MEASURE = "reidentification"
+#: the readings a certificate of a synthetic release holds beside the original's risk:
+#: measures that accept synthetic releases and need nothing held out (a control set is
+#: not: ``anonymize`` synthesizes from the whole file)
+SYNTHETIC_READINGS = ("query_error",)
+#: the categories of measures whose readings link released rows to records (listed as
+#: not applicable to a synthetic release unless they accept it)
+LINKAGE_CATEGORIES = ("risk", "privacy")
 #: guideline settings whose value is a file (population tables, `sdceval.guidelines`):
 #: recorded by their path from the certificate's folder, and hashed
 FILE_SETTINGS = ("population", "zip_population")
@@ -92,10 +111,13 @@ def original_release(dataset, release):
     release with cells (generalized, bucketized, composite) of a data set with
     quasi-identifiers: the original table as a generalized release with exact cells
     (`sdceval.measures.attribute_disclosure.identity_release`), which the measures of
-    released keys read; otherwise the original values of the columns ``release``
-    publishes, as an external table."""
+    released keys read, and so for a synthetic release (it publishes the QIs);
+    otherwise the original values of the columns ``release`` publishes, as an external
+    table."""
     from sdceval.core.release import Release
-    if release.cells is not None and dataset.schema.qis:
+    # a synthetic release publishes every column the schema uses, the QIs among them:
+    # unprotected, they are the original's keys as they are (an identity release)
+    if (release.cells is not None or not release.aligned) and dataset.schema.qis:
         from sdceval.measures.attribute_disclosure import identity_release
         return identity_release(dataset)
     columns = [c for c in release.data.columns if c in dataset.frame.columns]
@@ -131,8 +153,14 @@ def readings(dataset, release, guidelines=(), seed: int = 0, cert_path=None) -> 
         return {"value": m.value, "details": {k: v for k, v in m.details.items()
                                               if isinstance(v, (int, float, str))}}
     out = {"risk": {"measure": RISK_MEASURE, "params": spec.resolve(params),
-                    "initial": risk(original), "residual": risk(release)},
+                    "initial": risk(original),
+                    # a synthetic release: the registry's reason, never a number
+                    "residual": ((not release.aligned
+                                  and _not_applicable(spec, dataset, release))
+                                 or risk(release))},
            "verdicts": []}
+    if not release.aligned:
+        out.update(_synthetic_readings(dataset, release, seed))
     for g in guidelines:
         overrides = dict(g.get("overrides") or {})
         name = g["guideline"]
@@ -147,6 +175,8 @@ def readings(dataset, release, guidelines=(), seed: int = 0, cert_path=None) -> 
             recorded[name] = g["guideline"]
 
         def verdict(rel):
+            if not rel.aligned:
+                return _not_checked(name, {**overrides, **given})
             v = _evaluate_guideline(name, dataset, rel, **{**overrides, **given})
             return _as_recorded(v.to_dict(), recorded)
         out["verdicts"].append({
@@ -154,6 +184,59 @@ def readings(dataset, release, guidelines=(), seed: int = 0, cert_path=None) -> 
             **({"file": True} if g.get("file") else {}),
             "initial": verdict(original), "residual": verdict(release)})
     return json.loads(canonical(out))  # as it reads back from the file
+
+
+def _not_applicable(spec, dataset, release) -> dict | None:
+    """``{"applicable": False, "reason": ...}`` when the measure ``spec`` does not
+    accept ``release`` (the registry's reason, `MeasureSpec.check_release`), else
+    None."""
+    try:
+        spec.check_release(dataset, release)
+    except SdcevalError as exc:
+        return {"applicable": False, "reason": str(exc)}
+    return None
+
+
+def _synthetic_readings(dataset, release, seed: int) -> dict:
+    """What a certificate of a synthetic release reads beside the risk (module
+    docstring): ``measures``, each of `SYNTHETIC_READINGS` that accepts the release
+    (its seeds from the seed tree), and ``not_applicable``, every risk or privacy
+    measure (`LINKAGE_CATEGORIES`) that does not, with its reason."""
+    from sdceval.catalog import MEASURES, get_measure
+    from sdceval.core.rng import measure_params
+    measures = []
+    for name in SYNTHETIC_READINGS:
+        spec = get_measure(name)
+        if _not_applicable(spec, dataset, release) is None:
+            params = measure_params(spec, {}, seed, 0)
+            m = spec.evaluate(dataset, release, params)
+            measures.append({"measure": name, "params": spec.resolve(params),
+                             "value": m.value,
+                             "details": {k: v for k, v in m.details.items()
+                                         if isinstance(v, (int, float, str))}})
+    skipped = []
+    for spec in sorted(MEASURES.all(), key=lambda m: m.name):
+        if spec.category in LINKAGE_CATEGORIES:
+            why = _not_applicable(spec, dataset, release)
+            if why is not None:
+                skipped.append({"measure": spec.name, "reason": why["reason"]})
+    return {"measures": measures, "not_applicable": skipped}
+
+
+def _not_checked(name, overrides: dict) -> dict:
+    """A guideline's verdict on a synthetic release: not checked, with the reason (a
+    guideline profile reads a record-linkage risk, or rules on each released record's
+    columns against its own: neither has a record to read)."""
+    from sdceval.core.registry import NOT_APPLICABLE_SYNTHETIC
+    from sdceval.guidelines.verdict import settle
+    profile, _ = settle(name, **overrides)
+    reads = (f"the risk measure {profile.measure!r}" if profile.kind != "rules" else
+             "rules on each released record")
+    return {"status": "not checked", "passed": None,
+            "reason": (f"guideline {profile.name!r} reads {reads}, "
+                       f"{NOT_APPLICABLE_SYNTHETIC}; judge a synthetic release by the "
+                       "attacks that apply to it (singling_out, linkability, inference, "
+                       "membership_inference)")}
 
 
 def _as_recorded(obj, paths: dict):
@@ -169,15 +252,23 @@ def _as_recorded(obj, paths: dict):
     return obj
 
 
-def seeds(root: int) -> dict:
-    """The seed tree at repeat 0 (`sdceval.core.rng`): the method's and each reading's."""
+def seeds(root: int, synthetic: bool = False) -> dict:
+    """The seed tree at repeat 0 (`sdceval.core.rng`): the method's and each reading's
+    (with ``synthetic``, those of `SYNTHETIC_READINGS` too; such a release has no row
+    order to keep private)."""
     from sdceval.catalog import get_measure
     from sdceval.core.rng import measure_params, method_seed
-    spec = get_measure(RISK_MEASURE)
+    names = (RISK_MEASURE, *SYNTHETIC_READINGS) if synthetic else (RISK_MEASURE,)
+    measures = {}
+    for name in names:
+        spec = get_measure(name)
+        measures[name] = measure_params(spec, {}, root, 0).get(
+            "seed", spec.resolve({}).get("seed"))
     return {"root": int(root), "repeat": 0, "method": method_seed(root, 0),
-            "measures": {RISK_MEASURE: measure_params(spec, {}, root, 0).get(
-                "seed", spec.resolve({}).get("seed"))},
-            "row_order": "private: recorded in the key file only"}
+            "measures": measures,
+            "row_order": ("none: a synthetic release's rows are new records, in the "
+                          "order the method drew them (no key)" if synthetic else
+                          "private: recorded in the key file only")}
 
 
 # -- building, writing, reading ---------------------------------------------------------
@@ -206,7 +297,8 @@ def build_certificate(*, cert_path, dataset, configuration: dict, release, relea
             "files": files, "data_fingerprint": dataset_fingerprint(dataset),
             "configuration": configuration,
             "configuration_sha256": spec_hash(configuration),
-            "method": json.loads(canonical(method)), "seeds": seeds(root_seed),
+            "method": json.loads(canonical(method)),
+            "seeds": seeds(root_seed, synthetic=not release.aligned),
             "readings": readings(dataset, release, guidelines, root_seed, cert_path)}
 
 
@@ -369,6 +461,11 @@ def _verify_readings(cert: dict, cert_path, entries) -> list[Check]:
     recorded = cert["readings"]
     names = ["risk " + str(recorded.get("risk", {}).get("measure", ""))] + [
         f"verdict {v.get('guideline')}" for v in recorded.get("verdicts", [])]
+    # a synthetic release's readings (`_synthetic_readings`) and its DP budget
+    extra = [k for k in ("measures", "not_applicable") if k in recorded]
+    names += [f"readings {k}" for k in extra]
+    if isinstance(cert["method"].get("dp"), dict):
+        names.append("dp budget")
     try:
         read = dict(config["read"])
         data = str(config["data"])
@@ -394,12 +491,16 @@ def _verify_readings(cert: dict, cert_path, entries) -> list[Check]:
     pairs = [(names[0], recorded.get("risk"), now["risk"])]
     verdicts = recorded.get("verdicts", [])
     pairs += [(n, r, v) for n, r, v in zip(names[1:], verdicts, now["verdicts"])]
+    pairs += [(f"readings {k}", recorded[k], now.get(k)) for k in extra]
+    if "dp budget" in names:  # as the public file beside the release states it
+        pairs.append(("dp budget", cert["method"]["dp"], release.info.get("dp")))
     for what, rec, got in pairs:
         same = canonical(rec) == canonical(got)
         checks.append(Check(what, same, "" if same else _first_difference(rec, got)))
     return checks
 
 
-__all__ = ["Check", "FORMAT", "SUFFIX", "VERSION", "build_certificate", "canonical",
-           "certificate_path_for", "check_certificate_slot", "shown_path", "load_certificate",
-           "readings", "remove_stale_certificate", "verify", "write_certificate"]
+__all__ = ["Check", "FORMAT", "SUFFIX", "SYNTHETIC_READINGS", "VERSION",
+           "build_certificate", "canonical", "certificate_path_for",
+           "check_certificate_slot", "shown_path", "load_certificate", "readings",
+           "remove_stale_certificate", "verify", "write_certificate"]

@@ -14,6 +14,14 @@ Canada's Public Release of Clinical Information guidance (2019, §6.3) ask a spo
    columns and the release as published);
 5. the utility impact (utility and information-loss measures of the release);
 
+A synthetic release (issue 32: new records, no record correspondence) is described in
+the same fields, in words where a record-linkage reading would stand: its columns
+"synthesized", the re-identification rate "not applicable" on the release with the
+registry's reason (the original's is still given), every other record-linkage measure
+listed as not applicable, a guideline's verdict "not checked" with its reason (never
+PASS), the certificate's readings of the measures that accept synthetic releases among
+the utilities, and a DP release's budget, noise source and stated leaks;
+
 then a "Certificate" section: the hashes, the version, the seeds and the verdicts of
 the certificate written beside the release (`sdceval.experiments.certificate`).  The
 page is built like every report (`sdceval.experiments.report_html`: escaped text, the
@@ -59,7 +67,14 @@ def _frame_table(rows: list[dict], labels: dict[str, str]) -> str:
 def _verdict_word(v: dict | None) -> str:
     if not v:
         return "–"
+    if v.get("status") == "not checked":  # a synthetic release: never a PASS
+        return "not checked"
     return "PASS" if v.get("passed") else "FAIL"
+
+
+def _reading(r: dict):
+    """A risk reading's value, or "not applicable" (a synthetic release: no number)."""
+    return r["value"] if "value" in r else "not applicable"
 
 
 def _name(v: dict) -> str:
@@ -77,18 +92,46 @@ def variables_block(dataset, release, cert: dict) -> str:
                        if v is not None)
     rows = [{"column": c, "role": roles.get(c, ""), "treatment": t}
             for c, t in treatment.items()]
+    synthetic = ("" if release.aligned else
+                 f" Every published column holds synthetic values: {release.n} new "
+                 "records drawn from a model of the whole file, none of them the release "
+                 "of an original record (no record correspondence).")
     return (paragraph(f"Technique: {method['name']} ({method.get('kind', '')} release)"
                       + (f" with {params}" if params else "") + ". Direct identifiers "
-                      "(role identifier) and ignored columns are never published.")
+                      "(role identifier) and ignored columns are never published."
+                      + synthetic)
+            + _dp_block(method.get("dp"))
             + _frame_table(rows, {"column": "variable", "role": "role",
                                   "treatment": "what the release did to it"}))
 
 
+def _dp_block(dp: dict | None) -> str:
+    """A DP release's budget, noise source and stated leaks (the certificate's
+    ``method.dp``, `sdceval.core.release_public.DP_FIELDS`)."""
+    if not dp:
+        return ""
+    noise = ("OpenDP's secure generator: a differentially private release"
+             if dp.get("private") else
+             f"drawn from the seed ({dp.get('noise')}): NOT private once the seed is known")
+    return _dl([("privacy budget", f"epsilon = {fmt(dp.get('epsilon'))} (spent "
+                                   f"{fmt(dp.get('epsilon_spent'))}), delta = "
+                                   f"{fmt(dp.get('delta'))}"),
+                ("mechanism", dp.get("mechanism")),
+                ("neighbouring data sets", dp.get("neighbouring")),
+                ("noise source", noise)]) + bullets(
+        [f"stated leak: {leak}" for leak in dp.get("leaks") or ()])
+
+
 def attacker_block(cert: dict) -> str:
     """Field 2: the attacker each reading assumes."""
-    items = [("re-identification rate", RISK_ATTACKER)]
+    residual = cert["readings"]["risk"]["residual"]
+    items = [("re-identification rate", RISK_ATTACKER if "value" in residual else
+              RISK_ATTACKER + "; on the original only: on a synthetic release it is "
+              "not applicable (no released row is a person's)")]
     for v in cert["readings"]["verdicts"]:
         r = v.get("residual", {})
+        if r.get("status") == "not checked":  # the profile's attacker, from the original
+            r = v.get("initial", {})
         if r.get("attacker"):
             items.append((_name(v), str(r["attacker"])))
         assumptions = r.get("assumptions")
@@ -170,19 +213,31 @@ def risk_block(cert: dict) -> str:
     # no threshold beside the rate: it is a mean over records, and a target 1/k bounds
     # each record's risk (the rate under 1/k would not show that every record is)
     rows = [{"reading": "re-identification rate (share of records)",
-             "initial": risk["initial"]["value"], "residual": risk["residual"]["value"],
+             "initial": _reading(risk["initial"]), "residual": _reading(risk["residual"]),
              "threshold": None, "verdict": "–"}]
     for v in cert["readings"]["verdicts"]:
         i, r = v.get("initial", {}), v.get("residual", {})
-        rows.append({"reading": f"{_name(v)}: {r.get('metric') or 'rule checks'}",
-                     "initial": i.get("value"), "residual": r.get("value"),
-                     "threshold": r.get("threshold"),
+        metric = r.get("metric") or i.get("metric") or "rule checks"
+        rows.append({"reading": f"{_name(v)}: {metric}",
+                     "initial": i.get("value"),
+                     "residual": ("not checked" if r.get("status") == "not checked"
+                                  else r.get("value")),
+                     "threshold": r.get("threshold", i.get("threshold")),
                      "verdict": f"{_verdict_word(i)} before, {_verdict_word(r)} after"})
-    checks = [f"{_name(v)}, {c.get('name')}: {c.get('status')}"
-              + (f" ({c['records']} records)" if c.get("records") is not None else "")
-              + (f": {c['detail']}" if c.get("detail") else "")
-              for v in cert["readings"]["verdicts"]
-              for c in v.get("residual", {}).get("checks") or []]
+    why = [f"re-identification rate on the release: not applicable: "
+           f"{risk['residual']['reason']}"] if "reason" in risk["residual"] else []
+    why += [f"{_name(v)}: not checked: {v['residual']['reason']}"
+            for v in cert["readings"]["verdicts"]
+            if v.get("residual", {}).get("status") == "not checked"]
+    why += [f"{r['measure']}: not applicable" for r in
+            cert["readings"].get("not_applicable") or ()
+            if r["measure"] != risk.get("measure")]
+    checks = why + [f"{_name(v)}, {c.get('name')}: {c.get('status')}"
+                    + (f" ({c['records']} records)" if c.get("records") is not None
+                       else "")
+                    + (f": {c['detail']}" if c.get("detail") else "")
+                    for v in cert["readings"]["verdicts"]
+                    for c in v.get("residual", {}).get("checks") or []]
     for v in cert["readings"]["verdicts"]:  # what no check covers (not a check's repeat)
         named = {str(c.get("name")) for c in v.get("residual", {}).get("checks") or []}
         checks += [f"{_name(v)}, not checked: {item}"
@@ -204,7 +259,6 @@ def utility_rows(dataset, release, measures: str, root_seed: int = 0
     from sdceval.catalog import get_measure
     from sdceval.compare.measure_text import parse_measure_list
     from sdceval.core.errors import SdcevalError
-    from sdceval.core.glossary import term
     from sdceval.core.rng import measure_params
     rows, notes = [], []
     for label, (name, params) in parse_measure_list(measures).items():
@@ -216,10 +270,16 @@ def utility_rows(dataset, release, measures: str, root_seed: int = 0
             notes.append(f"{label}: does not apply to a {release.kind} release")
             continue
         m = spec.evaluate(dataset, release, measure_params(spec, params, root_seed, 0))
-        t = term(label)
-        rows.append({"measure": t.label if t else label, "value": float(m.value),
-                     "words": t.words if t else "", "name": label})
+        rows.append(_measure_row(label, m.value))
     return rows, notes
+
+
+def _measure_row(label: str, value) -> dict:
+    """One row of the utility table: the measure's display name, value and gloss."""
+    from sdceval.core.glossary import term
+    t = term(label)
+    return {"measure": t.label if t else label, "value": float(value),
+            "words": t.words if t else "", "name": label}
 
 
 def utility_block(rows: list[dict], notes: list[str]) -> str:
@@ -273,6 +333,9 @@ def anonymization_section(dataset, release, cert: dict, utility: tuple) -> Secti
     verdicts = cert["readings"]["verdicts"]
     answer = ("; ".join(f"{_name(v)}: {_verdict_word(v['residual'])}" for v in verdicts)
               if verdicts else "no guideline checked")
+    if not release.aligned:
+        answer += ("; a synthetic release: record-linkage risks are not applicable (no "
+                   "record correspondence)")
     s = Section("Anonymization report", anchor="anonymization",
                 answer=f"{cert['method']['name']} release of {dataset.name}: {answer}.")
     blocks = (variables_block(dataset, release, cert), attacker_block(cert),
@@ -288,6 +351,10 @@ def write_anonymization_report(path, dataset, release, cert: dict, measures: str
     """The report page (module docstring), written atomically and never over an input
     file or the release's files (``protected``)."""
     utility = utility_rows(dataset, release, measures, int(cert["seeds"]["root"]))
+    certified = {r["name"] for r in utility[0]}
+    for r in cert["readings"].get("measures") or ():  # a synthetic release's readings
+        if r["measure"] not in certified:
+            utility[0].append(_measure_row(r["measure"], r["value"]))
     sections = [anonymization_section(dataset, release, cert, utility),
                 certificate_section(cert, cert.get("configuration", {}).get("release", "")
                                     + SUFFIX)]
