@@ -421,9 +421,9 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     Measurement
         ``value`` = ρ in percent; ``details``: ``n_queries``, ``n_answered`` (queries
         with a non-zero actual count, the ones averaged), ``median``, ``qd`` (the
-        predicate dimension used), ``attributes`` (the query attributes) and ``scale``
-        (the factor of the reconstructed counts: 1, or n_original / n_release for a
-        synthetic release).
+        predicate dimension used), ``attributes`` (the query attributes) and, for a
+        synthetic release, ``scale`` (n_original / n_release, the factor of its
+        reconstructed counts).
 
     Notes
     -----
@@ -447,7 +447,8 @@ def query_error(dataset, release: Release, n_queries: int = 1000, qd: int | None
     queries = random_queries(dataset, n_queries, qd, sel, seed, selectivity)
     rec = reconstructed_counts(dataset, release, queries)
     out = _error(queries.actual, rec, qd, sel, attrs)
-    out.details["scale"] = count_scale(dataset, release)
+    if not release.aligned:   # a row per record elsewhere: the scale is 1, not shown
+        out.details["scale"] = count_scale(dataset, release)
     return out
 
 
