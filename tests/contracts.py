@@ -39,7 +39,7 @@ REGION = Hierarchy([["north", "N", "*"], ["east", "N", "*"], ["south", "S", "*"]
 EDUCATION = Hierarchy([[f"e{i}", f"g{i // 3}", "*"] for i in range(6)], name="education")
 
 
-def contract_data(n: int = N, seed: int = 0) -> Dataset:
+def contract_data(n: int = N, seed: int = 0, control: bool = True) -> Dataset:
     """One data set with every role, so that every method, measure and job kind applies
     to it: numeric attributes (perturbative methods), four QIs with hierarchies, a
     sensitive attribute that depends on a QI (so classes differ), a label, a passthrough
@@ -66,7 +66,11 @@ def contract_data(n: int = N, seed: int = 0) -> Dataset:
         numeric=["x", "y", "z"], label="income", passthrough=["batch"],
         weight="w", household="hid",
         hierarchies={"region": REGION, "education": EDUCATION})
-    return Dataset(frame, schema, name="contract")
+    ds = Dataset(frame, schema, name="contract")
+    if control:  # records held out before anonymization, for the attacks (issue 32):
+        # a separate draw, so the records above stay as they were
+        ds.control = contract_data(max(20, n // 4), seed + 1, control=False)
+    return ds
 
 
 # -- item 16: every job kind runs ---------------------------------------------------------

@@ -28,6 +28,15 @@ def add_parser(sub):
                         "the built-in whole-file strategies, and a method named alone is "
                         "read as its strategy (mdav -> mdav+recode, mondrian -> "
                         "mondrian+intervals) so that every candidate publishes every column")
+    s.add_argument("--families",
+                   help="draw the default candidates from these families, comma-separated: "
+                        "sdc (classical SDC), synthetic (cart_synthesis, gaussian_copula), "
+                        "dp (dp_histogram); with synthetic or dp every candidate is matched "
+                        "on the worst of the attacks singling_out, linkability and "
+                        "inference, on records the candidates never saw (default: sdc)")
+    s.add_argument("--control", type=float,
+                   help="share of the records held out before anonymization as the "
+                        "attacks' control set, when a measure needs one (default 0.2)")
     s.add_argument("--intruder",
                    help="the columns the intruder knows, comma-separated, the same for "
                         "every candidate (default: every quasi-identifier and numeric "
@@ -114,7 +123,8 @@ def cmd_compare(args) -> int:
     methods = _split(args.methods)
     job = command_job("comparison", ds, "compare", methods=methods, risk=args.risk_measure,
                       target=args.target, utilities=args.utility, tolerance=args.tolerance,
-                      intruder=args.intruder,
+                      intruder=args.intruder, families=args.families,
+                      control=args.control,
                       max_risk=";".join(args.max_risk) if args.max_risk else None,
                       guideline=args.guideline,
                       method_params=_model_params(ds, methods, args.model))

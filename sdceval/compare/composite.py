@@ -5,8 +5,10 @@ A composite risk is ``R(X, Y) = max_m R_m(X, Y)`` over the named measures, evalu
 each release bisection makes (`sdceval.compare.bisection.RiskCurve`), so a candidate is
 matched where its *worst* risk reaches the target: a release equal on re-identification
 but open to attribute inference is matched at more protection.  Only measures on one
-scale can be maxed: each must be a risk whose value is a share of the records, higher =
-riskier (``reidentification``, ``attribute_inference``, ``sample_uniques``); anything
+scale can be maxed (`MAXABLE_UNITS`): each must be a risk, higher = riskier, and all of
+one unit — shares of the records (``reidentification``, ``attribute_inference``,
+``sample_uniques``) or attack risks (``singling_out``, ``linkability``, ``inference``:
+``max(singling_out,linkability,inference)`` is WP29's three criteria at once); anything
 else is refused, naming the measure.  The composite takes the union of its parts'
 parameters (``intruder`` reaches both ``reidentification`` and ``attribute_inference``)
 and gives each part the ones it declares; each part's seed follows the seed tree as if
@@ -28,6 +30,10 @@ from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 
 _MAX = re.compile(r"^\s*max\s*\((?P<parts>[^()]*)\)\s*$")
+#: the scales on which the worse of several risks means something: shares of the
+#: records (re-identification, attribute inference, sample uniques) and anonymeter's
+#: attack risks (the success rate beyond the control attack's, issue 32)
+MAXABLE_UNITS = ("share of records", "attack risk")
 
 
 class CompositeRisk:
@@ -43,6 +49,7 @@ class CompositeRisk:
 
     def __init__(self, parts):
         self.parts = tuple(parts)
+        self.unit = self.parts[0].unit
         self.name = f"max({','.join(p.name for p in self.parts)})"
         self.label = "worse of the " + " and the ".join(p.label or p.name
                                                          for p in self.parts)
@@ -92,13 +99,16 @@ def _composite(text: str) -> CompositeRisk:
         raise SdcevalError(f"risk {text!r}: max(...) takes two or more different risk "
                            "measures, e.g. max(reidentification,attribute_inference)")
     parts = [get_measure(n) for n in names]
+    unit = parts[0].unit
     for p in parts:
         if p.category != "risk" or p.direction != "lower_is_better" \
-                or p.unit != "share of records":
+                or p.unit not in MAXABLE_UNITS or p.unit != unit:
             raise SdcevalError(
-                f"risk {text!r}: measure {p.name!r} is not a share of records with "
-                "higher = riskier, so it cannot be maxed with the others; use measures "
-                "like reidentification, attribute_inference, sample_uniques")
+                f"risk {text!r}: measure {p.name!r} ({p.unit or 'no unit'}) is not on the "
+                f"scale of {parts[0].name!r} ({unit or 'no unit'}) with higher = riskier, "
+                "so it cannot be maxed with it; max measures of one scale: "
+                "reidentification, attribute_inference, sample_uniques (shares of "
+                "records), or singling_out, linkability, inference (attack risks)")
     return CompositeRisk(parts)
 
 

@@ -94,6 +94,83 @@ GLOBAL_RISK_RULE = 0.01
 WHOLE_FILE_TARGET = "mondrian+intervals:k=5"
 
 
+#: the families of candidates a comparison draws from (issue 32): classical SDC (the
+#: methods and whole-file strategies above), synthetic data, differential privacy
+FAMILIES = ("sdc", "synthetic", "dp")
+#: the risk every candidate is matched on when synthetic or DP candidates take part: the
+#: worst of anonymeter's three attacks (WP29's criteria), which read every release; on a
+#: data set an attack cannot run on (inference without a sensitive attribute) the worst
+#: of the others (`attack_risk`)
+ATTACK_RISK = "max(singling_out,linkability,inference)"
+ATTACKS = ("singling_out", "linkability", "inference")
+
+
+def attack_risk(dataset=None) -> str:
+    """`ATTACK_RISK` less the attacks ``dataset``'s roles do not allow (each checked as
+    a comparison checks a measure: `MeasureSpec.check_data`)."""
+    if dataset is None:
+        return ATTACK_RISK
+    parts = []
+    for name in ATTACKS:
+        try:
+            get_measure(name).check_data(dataset)
+        except SdcevalError:
+            continue
+        parts.append(name)
+    if not parts:
+        raise SdcevalError(f"no attack applies to data set {dataset.name!r}: they read "
+                           "the quasi-identifiers, numeric attributes and the sensitive "
+                           "attribute; give the columns their roles")
+    return parts[0] if len(parts) == 1 else f"max({','.join(parts)})"
+
+
+def family_of(method: str) -> str:
+    """The family a candidate belongs to (`FAMILIES`): its registry family for
+    synthetic and DP methods, else ``sdc``."""
+    family = get_method(method).family
+    return family if family in ("synthetic", "dp") else "sdc"
+
+
+def parse_families(families) -> tuple[str, ...] | None:
+    """``"sdc,synthetic,dp"`` (text or names) as a tuple of `FAMILIES`; None: none
+    given.  An unknown family is an error naming the known ones."""
+    if families is None:
+        return None
+    from sdceval.core.errors import suggest
+    names = [f.strip() for f in (families.split(",") if isinstance(families, str)
+                                 else families) if str(f).strip()]
+    for f in names:
+        if f not in FAMILIES:
+            raise SdcevalError(f"families: unknown family {f!r}.{suggest(f, FAMILIES)} "
+                               f"Families: {', '.join(FAMILIES)}")
+    if not names:
+        raise SdcevalError(f"families: give one or more of {', '.join(FAMILIES)}")
+    return tuple(dict.fromkeys(names))
+
+
+def family_candidates(dataset, families) -> list[str]:
+    """The default candidates of ``families`` on ``dataset``: for ``sdc`` those of
+    `applicable_methods`; for ``synthetic`` and ``dp`` every registered method of the
+    family that is not too costly there (`MethodSpec.too_costly`: a DP histogram whose
+    table would be too large) and has a knob."""
+    out = list(applicable_methods(dataset)) if "sdc" in families else []
+    for fam in ("synthetic", "dp"):
+        if fam not in families:
+            continue
+        for m in sorted(m for m in METHODS if get_method(m).family == fam):
+            if get_method(m).too_costly(dataset):
+                continue
+            try:
+                get_method(m).tunable_for({})
+            except SdcevalError:
+                continue
+            out.append(m)
+    if not out:
+        raise SdcevalError(f"no candidate of the families {', '.join(families)} applies to "
+                           f"data set {dataset.name!r}")
+    return out
+
+
 def whole_file(dataset) -> bool:
     """Whether candidates on ``dataset`` are whole-file strategies (module notes): it
     has both numeric attributes and quasi-identifiers."""
@@ -191,8 +268,12 @@ SURVEY_RISK = "individual_risk"
 
 
 def default_risk(dataset, methods=()) -> str:
-    """``individual_risk`` (the population's global risk) on a survey whose candidates
-    all publish keys it reads, else ``reidentification`` (module notes)."""
+    """`ATTACK_RISK` when a candidate's release has no record correspondence (synthetic
+    or DP: no record-linkage risk reads it); ``individual_risk`` (the population's
+    global risk) on a survey whose candidates all publish keys it reads, else
+    ``reidentification`` (module notes)."""
+    if any(get_method(m).kind == "synthetic" for m in methods):
+        return attack_risk(dataset)
     # the kinds whose QIs it reads with its default keys (a perturbative release is
     # read with numeric keys only: `sdceval.measures.population_risk`)
     from sdceval.measures.population_risk import CELL_KINDS
@@ -276,11 +357,13 @@ def usable_utilities(dataset, utilities) -> str:
     return ",".join(kept or names)
 
 
-def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities=None
-                        ) -> dict:
+def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities=None,
+                        families=None) -> dict:
     """The options of a comparison on ``dataset``, each given one or its default
-    (module notes): ``{"methods", "risk", "target", "utilities"}``."""
-    methods = list(methods) if methods else applicable_methods(dataset)
+    (module notes): ``{"methods", "risk", "target", "utilities"}``; without methods,
+    the candidates of ``families`` (`family_candidates`) or `applicable_methods`."""
+    methods = list(methods) if methods else (
+        family_candidates(dataset, families) if families else applicable_methods(dataset))
     if whole_file(dataset) and not same_columns(dataset, methods):
         # like with like: every candidate publishes every column
         methods = list(dict.fromkeys(as_strategy(m) for m in methods))
@@ -297,7 +380,8 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
             "utilities": utilities or default_utilities(methods, dataset)}
 
 
-__all__ = ["DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
+__all__ = ["ATTACK_RISK", "FAMILIES", "attack_risk", "family_candidates", "family_of", "parse_families",
+           "DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
            "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "WHOLE_FILE_TARGET", "applicable_methods",
            "as_strategy", "left_out", "whole_file", "comparison_defaults", "default_readings", "default_risk",
            "default_target", "default_utilities", "missing_needs", "survey", "usable_utilities",

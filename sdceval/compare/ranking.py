@@ -37,9 +37,11 @@ from sdceval.compare.joint import joint_search, search_knob
 from sdceval.compare.comparison import (FITTED_CHOICES, Comparison,  # noqa: F401
                                         fitted_notes, interval, typed_params, typed_value,
                                         unreached_note)
+from sdceval.compare.control_set import reopen, reserve
+from sdceval.compare.plan_checks import _parse_target, check_needs, check_risks
 from sdceval.compare.families import (DEFAULT_METHODS, DEFAULT_UTILITIES,  # noqa: F401
                                       as_strategy, comparison_defaults, default_readings,
-                                      left_out)
+                                      left_out, parse_families)
 from sdceval.compare.constraints import guideline_constraint, merge, parse_constraints
 from sdceval.compare.measure_text import (measure_label, parse_measure_list,  # noqa: F401
                                           parse_reference)
@@ -247,6 +249,12 @@ class ComparisonPlan:
     #: risk constraints every ranked candidate meets at its matched point
     #: (`sdceval.compare.constraints`): label -> (measure, params, limit)
     constraints: dict = field(default_factory=dict)
+    #: the families the default candidates come from (`sdceval.compare.families.
+    #: FAMILIES`: sdc, synthetic, dp); None: classical SDC
+    families: tuple[str, ...] | None = None
+    #: the share of the records held out as the attacks' control set when one is needed
+    #: (`sdceval.compare.control_set`); None: `sdceval.core.control.FRACTION`
+    control: float | None = None
 
     def on(self, dataset) -> ComparisonPlan:
         """This plan with what the data set decides filled in (the methods its roles
@@ -254,7 +262,7 @@ class ComparisonPlan:
         default extra readings, `default_readings`) and the risk's parameters resolved
         with their defaults."""
         chosen = comparison_defaults(dataset, self.methods, self.risk, None,
-                                     self.utilities)
+                                     self.utilities, families=self.families)
         risk = chosen["risk"]
         readings = default_readings(chosen["methods"], risk, dataset)
         risks = dict(self.risks or check_risks(readings))
@@ -276,7 +284,8 @@ class ComparisonPlan:
 def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict | None = None,
                     target=None, utilities=None, risks=None, method_params: dict | None = None,
                     seed: int = 0, repeats: int = 1, curves: bool = True, intruder=None,
-                    max_risk=None, guideline=None, **search) -> ComparisonPlan:
+                    max_risk=None, guideline=None, families=None, control=None,
+                    **search) -> ComparisonPlan:
     """Parse and check a comparison's options once (names and parameters against their
     registries, the closest name suggested), before any work: the one parse of
     `compare`'s keywords and of a ``[[comparison]]`` job's table.
@@ -287,7 +296,10 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
     a list or a dict); ``method_params`` is ``{method: {param: value}}``, held fixed
     during that method's search; ``max_risk`` bounds other risks at the matched point
     (``"global=0.01"``: `sdceval.compare.constraints`), and so does ``guideline``
-    (``"ema-0070"``: its metric at most its threshold as it reads it); ``search`` takes
+    (``"ema-0070"``: its metric at most its threshold as it reads it); ``families``
+    (``"sdc,synthetic,dp"``) draws the default candidates from those families, matched
+    on the attacks (`sdceval.compare.families`), ``control`` is the share of the records
+    held out for the attacks (`sdceval.compare.control_set`); ``search`` takes
     `SEARCH_KEYWORDS` only."""
     stray = [k for k in search if k not in SEARCH_KEYWORDS]
     if stray:
@@ -335,7 +347,13 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
         if not intruder:
             raise SdcevalError("intruder: give the columns the intruder knows, e.g. "
                                "intruder='zip,age,sex,income'")
+    if control is not None and (isinstance(control, bool) or not isinstance(
+            control, (int, float)) or not 0 < control < 1):
+        raise SdcevalError(f"control must be the share of the records held out, between "
+                           f"0 and 1 (e.g. 0.2), got {control!r}")
     return ComparisonPlan(methods=methods, risk=risk, risk_params=rparams,
+                          families=parse_families(families),
+                          control=None if control is None else float(control),
                           intruder=intruder, utilities=utilities, risks=check_risks(risks),
                           method_params=method_params, seed=int(seed),
                           repeats=int(repeats), curves=bool(curves), search=dict(search),
@@ -348,7 +366,7 @@ def plan_comparison(methods=None, *, risk: str | None = None, risk_params: dict 
 #: the keywords of `plan_comparison` (and of `compare`), for the suggestion
 PLAN_KEYWORDS = ("methods", "risk", "risk_params", "target", "utilities", "risks",
                  "method_params", "seed", "repeats", "curves", "progress", "intruder",
-                 "max_risk", "guideline")
+                 "max_risk", "guideline", "families", "control")
 
 
 def _risk_spec(risk: str):
@@ -357,39 +375,6 @@ def _risk_spec(risk: str):
         raise SdcevalError(f"measure {risk!r} is not a risk measure (category "
                            f"{spec.category!r}); use e.g. linkage_risk")
     return spec
-
-
-def _parse_target(target) -> dict:
-    """``target`` as `ComparisonPlan`'s fields: a number, or a reference release
-    (checked against the methods' registry)."""
-    if target is None:
-        return {}
-    if isinstance(target, bool):
-        raise SdcevalError(f"target must be a number or method:param=value, got {target!r}")
-    if isinstance(target, (int, float, np.number)):
-        return {"target": float(target)}
-    text = str(target).strip()
-    try:
-        return {"target": float(text)}
-    except ValueError:
-        pass
-    name, params = parse_reference(text)
-    get_method(name).resolve(params)
-    return {"reference": text, "reference_release": (name, params)}
-
-
-def check_risks(risks) -> dict[str, tuple[str, dict]]:
-    """Parse and validate extra risk measures (``None`` -> none)."""
-    if not risks:
-        return {}
-    parsed = parse_measure_list(risks)
-    for label, (name, params) in parsed.items():
-        spec = get_measure(name)
-        if spec.category != "risk":
-            raise SdcevalError(f"risks: measure {name!r} is not a risk measure (category "
-                               f"{spec.category!r}); list it under utilities instead")
-        spec.resolve(params)
-    return parsed
 
 
 def target_risk(dataset, plan: ComparisonPlan) -> float:
@@ -405,47 +390,14 @@ def target_risk(dataset, plan: ComparisonPlan) -> float:
         dataset, rel, _reseeded(plan.risk, plan.risk_params, plan.seed, 0)).value)
 
 
-def check_needs(dataset, plan: ComparisonPlan) -> None:
-    """Before the first evaluation, every measure of a plan filled in (`ComparisonPlan.on`)
-    against every release it will read (`MeasureSpec.check_data`: the release kinds it
-    accepts, the data-set roles it needs — label, sensitive attribute, QIs, numeric
-    attributes — under its parameters); the methods' own needs were checked by
-    `comparison_defaults`; an extra risk reading is checked against the data set only
-    (a release it does not read shows "n/a" and why).  The first that fails is one
-    error naming the measure, the method and the fix, instead of a failure after minutes
-    of matching."""
-    measures = [("risk measure", plan.risk, plan.risk, plan.risk_params,
-                 "--risk-measure, risk="),
-                *[("utility", label, n, p, "--utility, utilities=")
-                  for label, (n, p) in plan.utilities.items()],
-                *[("extra risk", label, n, p, "risks=")
-                  for label, (n, p) in plan.risks.items()]]
-    reference = [plan.reference_release[0]] if plan.reference_release else []
-    for role, label, name, params, option in measures:
-        spec = risk_spec(name)
-        try:   # the data set's roles: no method can help
-            spec.check_data(dataset, params)
-        except SdcevalError as exc:
-            raise SdcevalError(f"compare: {role} {label!r}: {exc}; or choose another "
-                               f"({option})") from None
-        if role == "extra risk":  # read where it applies, "n/a" and why elsewhere
-            continue
-        for method in dict.fromkeys([*plan.methods,
-                                     *(reference if role == "risk measure" else [])]):
-            try:
-                spec.check_data(dataset, params, get_method(method).kind, method)
-            except SdcevalError as exc:
-                raise SdcevalError(f"compare: {role} {label!r}: {exc}; choose another "
-                                   f"({option}) or drop the method (--methods, methods=)"
-                                   ) from None
-
-
 def task_match(data_ref, method, target_value, risk, risk_params, utilities, seed, repeats,
-               fixed_params, risks=None, curves=True, search=None) -> MethodMatch:
+               fixed_params, risks=None, curves=True, search=None, control=None
+               ) -> MethodMatch:
     """One method matched to the target (a pure task, by name and plain values, for the
     experiments' executors; ``data_ref`` is what `sdceval.core.loaders.open_ref`
-    opens, or the data set itself)."""
-    return match_method(open_ref(data_ref), method, target_value, risk=risk,
+    opens, or the data set itself; ``control`` how its control set was held out,
+    `sdceval.compare.control_set.reopen`)."""
+    return match_method(reopen(open_ref(data_ref), control), method, target_value, risk=risk,
                         risk_params=risk_params, utilities=utilities, seed=seed,
                         repeats=repeats, curves=curves, fixed_params=fixed_params,
                         risks=risks, **(search or {}))
@@ -461,6 +413,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     (default: the data set itself); ``say`` gets the progress messages."""
     say = say or (lambda msg: None)
     given = plan.methods
+    dataset, control = reserve(dataset, plan, say)   # the attacks' control set, if any
     plan = plan.on(dataset)
     if given and tuple(given) != plan.methods:   # methods read as whole-file strategies
         say("every candidate publishes every column: "
@@ -480,7 +433,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
                   target_value=target, risk=plan.risk, risk_params=plan.risk_params,
                   utilities=plan.utilities, seed=plan.seed, repeats=plan.repeats,
                   fixed_params=plan.method_params.get(m), risks=plan.risks,
-                  curves=plan.curves, search=plan.search)
+                  curves=plan.curves, search=plan.search, control=control)
              for m in plan.methods]
     # progress per candidate and per evaluation (tasks run in this process report it)
     with reporting(RunProgress(say, len(tasks), "methods")):
@@ -511,7 +464,7 @@ def _said(say, mm: MethodMatch) -> MethodMatch:
 def compare(dataset, methods=None, *, target=None, risk: str | None = None,
             risk_params: dict | None = None, utilities=None, seed: int = 0, repeats: int = 1,
             curves: bool = True, method_params: dict | None = None, risks=None,
-            intruder=None, max_risk=None, guideline=None,
+            intruder=None, max_risk=None, guideline=None, families=None, control=None,
             progress: Callable[[str], None] | None = None,
             **kwargs) -> Comparison:
     """Match each method to the target risk by bisection, then evaluate utilities.
@@ -563,6 +516,17 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
         its metric, at most its threshold as its rounding reading reads it, is one more
         constraint; a candidate whose matched release fails it is listed with by how
         much, not ranked.  Its metric may also be the matched ``risk``.
+    families : str or sequence of str, optional
+        Draw the default candidates from these families (``"sdc,synthetic,dp"``):
+        classical SDC, synthetic data (``cart_synthesis``, ``gaussian_copula``),
+        differential privacy (``dp_histogram``).  With a synthetic or DP family the
+        default risk is the worst of anonymeter's attacks,
+        ``max(singling_out,linkability,inference)``, each candidate matched by its own
+        knob (minbucket, shrinkage, ε), and record-linkage readings are "n/a" for
+        releases with no record correspondence (`sdceval.compare.families`).
+    control : float, optional
+        The share of the records held out before anonymization as the attacks' control
+        set (default 0.2), when a measure needs one (`sdceval.compare.control_set`).
 
     Returns
     -------
@@ -572,7 +536,8 @@ def compare(dataset, methods=None, *, target=None, risk: str | None = None,
     plan = plan_comparison(methods, risk=risk, risk_params=risk_params, target=target,
                            utilities=utilities, risks=risks, method_params=method_params,
                            seed=seed, repeats=repeats, curves=curves, intruder=intruder,
-                           max_risk=max_risk, guideline=guideline, **search)
+                           max_risk=max_risk, guideline=guideline, families=families,
+                           control=control, **search)
     return run_comparison(as_dataset(dataset, **roles), plan, say=progress)
 
 

@@ -131,6 +131,10 @@ class Dataset:
     messages: tuple = ()
     #: the categorical QIs whose missing values are kept (``missing = "keep"``)
     missing_keys: tuple = ()
+    #: records held out before anonymization (a `Dataset` with this one's schema and
+    #: hierarchies), which the attack measures compare against; None when none were
+    #: (`sdceval.core.control.hold_out`)
+    control: "Dataset | None" = None
 
     def __init__(self, frame: pd.DataFrame, schema: Schema, name: str = "data"):
         if not isinstance(frame, pd.DataFrame):

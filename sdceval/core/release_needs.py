@@ -6,7 +6,7 @@ from sdceval.core.errors import SdcevalError
 
 #: what a measure may declare it needs (`Release.check`): release structures and
 #: data-set roles
-NEEDS = ("classes", "cells", "qis", "sensitive", "numeric", "label")
+NEEDS = ("classes", "cells", "qis", "sensitive", "numeric", "label", "control")
 
 
 def require(dataset, needs, who: str, release=None) -> None:
@@ -41,6 +41,12 @@ def require(dataset, needs, who: str, release=None) -> None:
             raise SdcevalError(
                 f"{who} needs numeric attributes, but data set {dataset.name!r} has none "
                 "with role 'numeric'; pass --numeric COLS or a schema")
+        if need == "control" and getattr(dataset, "control", None) is None:
+            raise SdcevalError(
+                f"{who} needs a control set: records of {dataset.name!r} held out before "
+                "anonymization, which the release never saw; hold them out with "
+                "sdceval.core.control.hold_out(dataset) and anonymize the training set it "
+                "returns (a comparison reserves one for every candidate alike)")
         if need == "label" and s.label is None:
             raise SdcevalError(
                 f"{who} needs a class label, but data set {dataset.name!r} has none; give "

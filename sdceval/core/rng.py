@@ -13,6 +13,10 @@ The seed tree (SPEC §5; docs/across_families.md, "Noise").  One seed, the root 
   the user gave that parameter (``emd:seed=3``) or its declared default (0)
   (`measure_params`).
 
+* the control set the attacks need (issue 32) is held out once, with ``s``
+  (`control_seed`), before any method runs: the same records for every candidate and
+  every repeat.
+
 Every candidate of a comparison gets the same seeds at a repeat (common random numbers:
 the same query workload, split and linkage sample for every release), the repeats get
 different ones, and the same root reproduces every number exactly.
@@ -51,6 +55,12 @@ def check_random_state(seed) -> np.random.Generator:
     if seed < 0:
         raise SdcevalError(f"seed must be a non-negative integer, got {seed}")
     return np.random.default_rng(int(seed))
+
+
+def control_seed(root: int) -> int:
+    """The seed of a comparison's control set (`sdceval.core.control.hold_out`): the
+    root's own, drawn once for every candidate and every repeat alike."""
+    return int(root)
 
 
 def repeat_seed(root: int, repeat: int) -> int:

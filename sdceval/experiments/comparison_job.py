@@ -62,6 +62,19 @@ MAX_RISK = Param("max_risk", str, default=None,
                              "1 %; sdceval.compare.constraints)")
 
 
+FAMILIES = Param("families", str, default=None,
+                 description="draw the default candidates from these families, "
+                             "comma-separated: sdc, synthetic, dp (with synthetic or dp, "
+                             "every candidate is matched on the worst of the attacks "
+                             "singling_out, linkability, inference; sdceval.compare."
+                             "families)")
+CONTROL = Param("control", float, default=None, low=0.0, high=1.0, low_inclusive=False,
+                high_inclusive=False, unit="share of the records",
+                description="share of the records held out before anonymization as the "
+                            "attacks' control set, when a measure needs one (default 0.2; "
+                            "sdceval.compare.control_set)")
+
+
 GUIDELINE = Param("guideline", str, default=None,
                   description="a guideline profile every ranked candidate meets at its "
                               "matched point (ema-0070, sdcmicro-global, a profile file; "
@@ -78,6 +91,7 @@ def comparison_plan(opts: dict) -> ComparisonPlan:
         utilities=opts.get("utilities"), risks=opts.get("risks"),
         method_params=opts.get("method_params"), intruder=opts.get("intruder"),
         max_risk=opts.get("max_risk"), guideline=opts.get("guideline"),
+        families=opts.get("families"), control=opts.get("control"),
         **({} if opts.get("tolerance") is None else {"tolerance": opts["tolerance"]}))
 
 
@@ -222,10 +236,10 @@ def comparison_rows(result: ComparisonJobResult) -> list[dict]:
     description="methods matched by bisection to one risk level, then ranked by utility "
                 "(Domingo-Ferrer et al.; sdceval compare)",
     keys=("methods", "risk", "target", "utilities", "method_params", "risks", "tolerance",
-          "intruder", "max_risk", "guideline"),
+          "intruder", "max_risk", "guideline", "families", "control"),
     example={"methods": ["mdav", "noise"], "utilities": ["query_error"]},
     validate=comparison_plan, params=(RISK, TARGET, TOLERANCE, INTRUDER, MAX_RISK,
-                                      GUIDELINE))
+                                      GUIDELINE, FAMILIES, CONTROL))
 def run_comparison_job(job, spec, executor, say) -> ComparisonJobResult:
     return ComparisonJobResult(job.key, comparison_result(job, executor, say,
                                                           job.seed(spec), spec.repeats))
