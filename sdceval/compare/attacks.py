@@ -112,14 +112,22 @@ def attack_sentence(comp) -> str:
         how = (f"paired 95 % interval of the difference {100 * d.lo:.1f} to "
                f"{100 * d.hi:.1f} points over {d.repeats} repeats" if d.repeats > 1 else
                "a single-seed reading, not tested: run with repeats to get an interval")
+        # an attack risk is a rate beyond the control attack's, not a share of records
+        unit = ("percent of records" if _unit(d.reading) != "attack risk"
+                else "of attack risk")
         parts.append(f"{display_name(d.worse)}'s {display_name(d.reading)} is "
-                     f"{100 * d.difference:.1f} points (percent of records) higher than "
+                     f"{100 * d.difference:.1f} points ({unit}) higher than "
                      f"{display_name(d.better)}'s ({d.worse_value:.1%} against "
                      f"{d.better_value:.1%}; {how})")
     matched = (risk_spec(comp.risk_measure).label if is_composite(comp.risk_measure)
                else display_name(comp.risk_measure))
     return (f"Equal on the {matched}, but not on every attack: "
             + and_list(parts) + ".")
+
+
+def _unit(reading: str) -> str:
+    spec = MEASURES.get(reading) if reading in MEASURES else None
+    return getattr(spec, "unit", "") or ""
 
 
 __all__ = ["SINGLE_SEED_THRESHOLD", "AttackDifference", "attack_differences",

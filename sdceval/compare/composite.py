@@ -51,8 +51,9 @@ class CompositeRisk:
         self.parts = tuple(parts)
         self.unit = self.parts[0].unit
         self.name = f"max({','.join(p.name for p in self.parts)})"
-        self.label = "worse of the " + " and the ".join(p.label or p.name
-                                                         for p in self.parts)
+        names = [p.label or p.name for p in self.parts]
+        self.label = ("worse of the " if len(names) == 2 else "worst of the ") + (
+            ", ".join(names[:-1]) + " and " + names[-1])
         params = {}
         for p in self.parts:
             for q in p.params:

@@ -110,10 +110,15 @@ def attack_risk(dataset=None) -> str:
     a comparison checks a measure: `MeasureSpec.check_data`)."""
     if dataset is None:
         return ATTACK_RISK
+    from sdceval.core.release_needs import require
     parts = []
     for name in ATTACKS:
-        try:
-            get_measure(name).check_data(dataset)
+        spec = get_measure(name)
+        try:   # the roles only: the control set is held out when the comparison runs
+            require(dataset, [n for n in spec.needs if n not in ("control", "classes",
+                                                                 "cells")], name)
+            if spec.data_check is not None:
+                spec.data_check(dataset, spec.resolve({}))
         except SdcevalError:
             continue
         parts.append(name)
@@ -247,12 +252,14 @@ def applicable_methods(dataset) -> list[str]:
     return out
 
 
-def left_out(dataset) -> dict[str, str]:
-    """The built-in strategies left out of the default candidates on ``dataset`` because
-    a step is too costly or does not apply there (`MethodSpec.cost_check`), and why."""
-    if not whole_file(dataset):
-        return {}
-    pool = SURVEY_STRATEGIES if survey(dataset) else DEFAULT_STRATEGIES
+def left_out(dataset, families=None) -> dict[str, str]:
+    """The built-in strategies, and the synthetic and DP methods of ``families``, left
+    out of the default candidates on ``dataset`` because they are too costly or do not
+    apply there (`MethodSpec.cost_check`), and why."""
+    pool = [m for f in ("synthetic", "dp") if f in (families or ())
+            for m in sorted(METHODS) if get_method(m).family == f]
+    if whole_file(dataset) and (not families or "sdc" in families):
+        pool = [*(SURVEY_STRATEGIES if survey(dataset) else DEFAULT_STRATEGIES), *pool]
     return {m: why for m in pool if m in METHODS
             and (why := get_method(m).too_costly(dataset))}
 

@@ -421,7 +421,7 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     if plan.intruder:
         say(f"the intruder knows {', '.join(plan.intruder)} (every candidate)")
     if not given:
-        for m, why in left_out(dataset).items():
+        for m, why in left_out(dataset, plan.families).items():
             say(f"{m} left out of the default candidates ({why}); name it in --methods "
                 "to run it anyway")
     check_needs(dataset, plan)

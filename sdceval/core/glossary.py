@@ -165,6 +165,14 @@ def term(name: str) -> Term | None:
     if found is not None:
         return found
     call = _CALL.match(name)
+    if call and call["base"].strip() == "max":   # a composite risk: the worse of several
+        parts = [term(p.strip()) for p in call["args"].split(",") if p.strip()]
+        if parts and all(p is not None for p in parts):
+            return Term(name, ("worse of the " if len(parts) == 2 else "worst of the ")
+                        + and_list([p.label for p in parts]),
+                        "the largest of these risks on each release: a candidate is "
+                        "matched where its worst reaches the target",
+                        parts[0].words, parts[0].unit, parts[0].short)
     if call:
         base = term(call["base"])
         if base is not None:
