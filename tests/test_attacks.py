@@ -212,6 +212,7 @@ def test_a_record_is_at_distance_zero_from_the_cells_that_contain_it(train):
     assert np.allclose(d[np.arange(50), own[:50]], 0.0)
 
 
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 3))
 def test_nearest_rows_agree_with_brute_force(seed, k):

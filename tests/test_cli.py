@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 from sdceval.cli import main
 
@@ -57,6 +58,7 @@ def test_evaluate_says_which_figures_are_estimated_from_a_sample(tmp_path, capsy
     assert "estimated from a random sample" not in out   # 1 080 records: every one
 
 
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 def test_compare_writes_ranking_results_and_plot(tmp_path, capsys):
     out_dir = tmp_path / "cmp"
     code, out, err = run(["compare", "--out", str(out_dir)], capsys)
@@ -125,7 +127,7 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+
 
 from sdceval import cli  # noqa: E402
 from sdceval.core import threads  # noqa: E402
@@ -177,6 +179,7 @@ def test_threads_option_and_environment(monkeypatch, capsys):
     assert "--threads N" in help_text and threads.ENV in help_text and "else 1" in help_text
 
 
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 def test_process_executor_splits_the_thread_budget(monkeypatch):
     """processes x threads never exceed the budget; each worker sees its share."""
     from sdceval.experiments.executor import ProcessExecutor

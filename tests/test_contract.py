@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 # the contract data set and the checks of items 16-19 (tests/contracts.py)
 from contracts import (N, check_job_kind_runs, check_measure_aggregate,
-                       check_method_direction, contract_data)
+                       check_method_direction, contract_data, contract_params)
 
 import sdceval
 import sdceval.experiments  # noqa: F401  (registers the job kinds)
@@ -51,21 +51,15 @@ def _snapshot(ds):
                                       ds.schema.qis + [ds.schema.sensitive]}
 
 
-#: parameters a method needs on the contract data beyond its defaults: the DP
-#: histogram's joint table over all ten columns has 1.15e7 cells, above its limit (its
-#: refusal is tested in tests/test_dp_histogram.py)
-CONTRACT_PARAMS = {"dp_histogram": {"columns": "age,sex,region"}}
-
-
 @pytest.fixture(scope="module")
 def releases(ds):
     """Each method at its defaults with its experiment parameters (reproducible from
-    the seed: `MethodSpec.experiment_params`) and `CONTRACT_PARAMS`, seeds 0, 0 and 1
+    the seed: `MethodSpec.experiment_params`) and `contracts.CONTRACT_PARAMS`, seeds 0, 0 and 1
     (computed once for the module)."""
     out = {}
     for name in METHOD_NAMES:
         before = _snapshot(ds)
-        params = {**METHODS[name].experiment_params, **CONTRACT_PARAMS.get(name, {})}
+        params = contract_params(METHODS[name])
         a = sdceval.anonymize(ds, name, seed=0, **params)
         b = sdceval.anonymize(ds, name, seed=0, **params)
         c = sdceval.anonymize(ds, name, seed=1, **params)
@@ -333,10 +327,6 @@ def test_knob_protects_in_its_declared_direction(method):
     """At the stronger setting of its knob (by its declared ``protection``), a method's
     releases are safer on the risks the comparison matches its family on
     (`contracts.check_method_direction`): bisection steers by that direction."""
-    from contracts import FAMILY_RISKS
-    if METHODS[method].family not in FAMILY_RISKS:
-        pytest.skip(f"no risk measure judges {METHODS[method].kind} releases yet (issue 32 "
-                    "item 1's attacks)")
     check_method_direction(METHODS[method], contract_data(200))
 
 

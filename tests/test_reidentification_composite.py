@@ -205,6 +205,7 @@ KNOWABLE = ("age", "region", "income", "spend", "household")
        numeric_sensitive=st.booleans(), kept=st.booleans(),
        knows=st.one_of(st.none(), st.lists(st.sampled_from(KNOWABLE), min_size=1,
                                            max_size=4, unique=True)))
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 def test_composite_matches_the_oracle(seed, n, suppress, overlap, spend_cells, buckets,
                                       duplicates, numeric_sensitive, kept, knows):
     ds = table(n, seed, numeric_sensitive=numeric_sensitive, kept=kept)

@@ -322,6 +322,7 @@ def test_pbg_report_opens_with_the_generalizations_found(reports):
     assert "distance to the ideal" in r.html.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 def test_vectors_answer_is_the_same_from_the_results_store(reports, tmp_path):
     """The releases' order is read from stored data (the unary table's directions), so a
     resumed run says what the run that computed it said."""

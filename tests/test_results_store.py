@@ -88,6 +88,7 @@ def _result_files(out: Path) -> dict[str, bytes]:
     return files
 
 
+@pytest.mark.slow  # over 1.5 s: the whole suite runs it
 def test_an_interrupted_run_resumes_and_ends_as_an_uninterrupted_one(tmp_path, monkeypatch):
     exp = _experiment(tmp_path)
     whole = run_experiment(exp, out=tmp_path / "whole")
