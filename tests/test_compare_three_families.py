@@ -109,3 +109,12 @@ def test_the_command_ranks_three_families_on_the_bundled_survey(tmp_path, capsys
     report = (out / "report.html").read_text()
     assert "CART synthesis" in report and "DP histogram" in report
     assert "does not read synthetic releases" in report or "n/a" in report
+
+
+def test_a_target_of_no_attack_risk_is_said():
+    small = mixed(n=300, seed=2)
+    # the copula's attacks stay above 0 here: nothing matches, and the target is said
+    with pytest.warns(UserWarning, match="no attack did better"), \
+            pytest.raises(SdcevalError, match="reached by no method"):
+        sdceval.compare(small, methods="gaussian_copula", families="synthetic", target=0,
+                        utilities="query_error", curves=False)

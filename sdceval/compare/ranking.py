@@ -429,6 +429,14 @@ def run_comparison(dataset, plan: ComparisonPlan, *, data_ref=None,
     say(f"target {plan.risk} = {target:.6g}"
         + (f" (risk of {plan.reference})" if plan.reference else "")
         + f"; matching {len(plan.methods)} methods")
+    if target == 0 and control is not None:
+        import warnings
+        warnings.warn(
+            f"the target {plan.risk} is 0: on the {dataset.n} training records no attack "
+            f"did better against the reference than against the {dataset.control.n} "
+            "held-out ones, so candidates are matched where their attacks show nothing "
+            "either; on a small file the attacks' intervals are wide: give a number "
+            "(--target 0.05) or a less protective reference", UserWarning, stacklevel=2)
     tasks = [dict(data_ref=dataset if data_ref is None else data_ref, method=m,
                   target_value=target, risk=plan.risk, risk_params=plan.risk_params,
                   utilities=plan.utilities, seed=plan.seed, repeats=plan.repeats,
