@@ -114,6 +114,7 @@ def owner_only(folder: Path) -> list[str]:
             if stat.S_IMODE(p.stat().st_mode) & 0o077]
 
 
+@pytest.mark.slow  # over 1.4 s: the whole suite runs it
 def test_run_starts_runs_and_ends_done_with_results_read_from_disk(tmp_path):
     manager = RunManager(tmp_path / "app")
     run_id = manager.start(SMALL)

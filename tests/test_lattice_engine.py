@@ -265,6 +265,7 @@ def test_counted_rollup_from_the_distinct_rows_equals_the_sorted_one(ds):
         _assert_counted_equals_sorted(engine, tuple(int(v) for v in levels))
 
 
+@pytest.mark.slow  # over 1.4 s: the whole suite runs it
 def test_counted_rollup_on_arx_adult():
     """The same on ARX's Adult lattice (19 502 distinct rows), on nodes whose key
     space the dispatcher counts over and on some it sorts, and the dispatcher's

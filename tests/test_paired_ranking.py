@@ -228,6 +228,7 @@ def _paired_tie(a, b) -> bool:
     return d.mean() - half <= 0 <= d.mean() + half
 
 
+@pytest.mark.slow  # over 1.4 s: the whole suite runs it
 @settings(max_examples=150, deadline=None)
 @given(tables())
 def test_the_answer_never_contradicts_the_table(case):
