@@ -200,6 +200,16 @@ def use_bundled(page, base: str, name: str):
         page.click("text=Use it")
 
 
+def start_long_census_run(page, server) -> str:
+    """A run long enough to act on while it goes: the paper's four methods on the
+    bundled census, 5 repeats; its id."""
+    page.goto(server.url)
+    use_bundled(page, server.base, "census")
+    page.goto(server.base + "/goal")
+    save_goal(page, "mdav\nnoise\nrank_swap\nmultiplicative_noise", repeats=5)
+    return start_run(page)
+
+
 def ranking_rows(page) -> list[list[str]]:
     rows = page.locator("table.ranking tr")
     return [[c.strip() for c in rows.nth(i).locator("td").all_inner_texts()]
@@ -300,11 +310,7 @@ def test_a_new_user_goes_from_a_mixed_csv_to_a_release_and_reruns_it(
 # -- cancel, limits, errors, origins ------------------------------------------------------
 def test_a_cancelled_run_reads_cancelled(page, serve, requests_seen):
     server = serve()
-    page.goto(server.url)
-    use_bundled(page, server.base, "census")
-    page.goto(server.base + "/goal")
-    save_goal(page, "mdav\nnoise\nrank_swap\nmultiplicative_noise", repeats=5)
-    run_id = start_run(page)
+    run_id = start_long_census_run(page, server)
     expect(page.locator("#cancel")).to_be_visible()
     with page.expect_navigation():
         page.click("#cancel")
@@ -361,11 +367,7 @@ def test_a_cross_origin_post_is_refused(page, serve, requests_seen):
 def test_two_runs_at_once_are_not_mixed_and_pages_answer_during_them(
         page, serve, requests_seen, tmp_path):
     server = serve()
-    page.goto(server.url)
-    use_bundled(page, server.base, "census")
-    page.goto(server.base + "/goal")
-    save_goal(page, "mdav\nnoise\nrank_swap\nmultiplicative_noise", repeats=5)
-    first = start_run(page)
+    first = start_long_census_run(page, server)
     page.goto(server.base + "/data")
     upload(page, mixed_csv(tmp_path / "mixed.csv"))
     set_roles(page, server.base, {"age": "qi", "sex": "qi", "region": "qi"}, "keep")

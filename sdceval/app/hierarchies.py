@@ -105,8 +105,6 @@ def build_files(frame, chosen: dict, kinds: dict, folder: Path) -> dict:
     entries, errors = {}, {}
     for c, entry in chosen.items():
         builder = entry["builder"]
-        if c not in frame.columns:
-            continue
         values = frame[c].dropna()   # a kept missing value gets its leaf from the engine
         if builder == "intervals" and kinds.get(c) == "categorical":
             errors[f"hier_{c}"] = (f"column {c!r} is declared categorical: intervals need "

@@ -27,6 +27,7 @@ import re
 
 from sdceval.catalog import get_measure
 from sdceval.core.errors import SdcevalError
+from sdceval.core.glossary import worst_of
 from sdceval.core.measurement import Measurement
 
 _MAX = re.compile(r"^\s*max\s*\((?P<parts>[^()]*)\)\s*$")
@@ -51,9 +52,7 @@ class CompositeRisk:
         self.parts = tuple(parts)
         self.unit = self.parts[0].unit
         self.name = f"max({','.join(p.name for p in self.parts)})"
-        names = [p.label or p.name for p in self.parts]
-        self.label = ("worse of the " if len(names) == 2 else "worst of the ") + (
-            ", ".join(names[:-1]) + " and " + names[-1])
+        self.label = worst_of(p.label or p.name for p in self.parts)
         params = {}
         for p in self.parts:
             for q in p.params:
@@ -77,9 +76,10 @@ class CompositeRisk:
             out.update({k: v for k, v in p.resolve(given).items() if k not in out})
         return out
 
-    def check_data(self, dataset, params=None, kind=None, method: str = "") -> None:
+    def check_data(self, dataset, params=None, kind=None, method: str = "",
+                   deferred: tuple = ()) -> None:
         for p, given in zip(self.parts, self._split(params)):
-            p.check_data(dataset, given, kind, method)
+            p.check_data(dataset, given, kind, method, deferred)
 
     def evaluate(self, dataset, release, params: dict | None = None) -> Measurement:
         """The largest of the parts' values on ``release``; ``details["parts"]`` holds

@@ -168,8 +168,7 @@ def term(name: str) -> Term | None:
     if call and call["base"].strip() == "max":   # a composite risk: the worse of several
         parts = [term(p.strip()) for p in call["args"].split(",") if p.strip()]
         if parts and all(p is not None for p in parts):
-            return Term(name, ("worse of the " if len(parts) == 2 else "worst of the ")
-                        + and_list([p.label for p in parts]),
+            return Term(name, worst_of([p.label for p in parts]),
                         "the largest of these risks on each release: a candidate is "
                         "matched where its worst reaches the target",
                         parts[0].words, parts[0].unit, parts[0].short)
@@ -208,6 +207,13 @@ def and_list(items) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def worst_of(labels) -> str:
+    """The name of a composite risk, the largest of several: ``"worse of the a and b"``,
+    ``"worst of the a, b and c"``."""
+    labels = list(labels)
+    return ("worse of the " if len(labels) == 2 else "worst of the ") + and_list(labels)
 
 
 def display_name(name: str) -> str:

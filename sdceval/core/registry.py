@@ -308,17 +308,18 @@ class MeasureSpec:
                 f"(of {method!r}); it accepts {', '.join(self.kinds)} releases{hint}")
 
     def check_data(self, dataset, params: dict | None = None, kind: str | None = None,
-                   method: str = "") -> None:
+                   method: str = "", deferred: tuple = ()) -> None:
         """Whether the measure can be computed on releases of ``kind`` (made by
         ``method``) of ``dataset`` under ``params``, before any release exists: the kind
         is one it accepts, the data set has the roles it needs, and its `data_check`
         passes.  The needs on a release's structures (classes, cells) wait for the
-        release (`check_release`)."""
+        release (`check_release`), and so do the ``deferred`` ones (``("control",)``:
+        a comparison holds the control set out only when it runs)."""
         resolved = self.resolve(params)
         if kind is not None:
             self._check_kind(kind, method)
-        require(dataset, [n for n in self.needs if n not in RELEASE_NEEDS],
-                f"measure {self.name!r}")
+        require(dataset, [n for n in self.needs if n not in RELEASE_NEEDS
+                          and n not in deferred], f"measure {self.name!r}")
         if self.data_check is not None:
             self.data_check(dataset, resolved)
 
