@@ -38,8 +38,10 @@ anonymeter's mixed distance (``anonymeter.neighbors.mixed_types_kneighbors``): t
 over the columns of ``|x - y| / range`` for a numeric column and ``1[x != y]`` for a
 categorical one, ``range`` = max - min of the column over the released rows and the
 records searched for (anonymeter scales by both tables it is given, call by call), with
-the cell reading above.  Brute force over blocks of (records x released rows) of at most
-`BLOCK` cells: memory is bounded and no records x records matrix is ever formed.
+the cell reading above.  Brute force over float32 blocks of (records x released rows) of
+at most `CACHE` cells, sized to stay in a processor's cache (values shifted by a median
+of their column first, so that gaps between integers up to 2^24 apart stay exact):
+memory is bounded and no records x records matrix is ever formed.
 Among equally near rows the intruder picks one at random, each search (each half of a
 linkability target) its own seeded draw: anonymeter takes the one its unstable sort
 leaves first, an arbitrary row no user can reproduce and unrelated from one search to
@@ -69,8 +71,11 @@ from sdceval.core.release import Release
 
 #: roles of the columns an attack reads when the release publishes them
 ATTACK_ROLES = ("qi", "numeric", "sensitive", "label", "passthrough")
-#: (queries x released rows) cells computed at a time
+#: (queries x released rows) cells of predicate counts computed at a time
 BLOCK = 1 << 21
+#: (records x released rows) distances computed at a time: float32 blocks (512 kB, with
+#: the byte counts of categorical mismatches) that stay in a processor's level-2 cache
+CACHE = 1 << 17
 #: the normal quantile of a 95 % interval (anonymeter's default confidence level)
 Z95 = 1.959963984540054
 
@@ -204,6 +209,17 @@ class Search:
         self.exact = (self.lo == self.hi).all(axis=1)
         self.columns = columns
         self.scale = None if scale_with is None else self._scale(scale_with[:, columns])
+        # distances are computed in float32 (`distances`), on values shifted by a
+        # number of each column's so that integers up to 2^24 from it stay exact
+        self.shift = np.zeros(len(columns))
+        for j in np.flatnonzero(self.num):
+            finite = self.lo[j][np.isfinite(self.lo[j])]
+            self.shift[j] = np.median(finite) if len(finite) else 0.0
+        self.lo32 = (self.lo - self.shift[:, None]).astype(np.float32)
+        self.hi32 = (self.hi - self.shift[:, None]).astype(np.float32)
+
+    def _f32(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.shift).astype(np.float32)
 
     def _scale(self, targets: np.ndarray) -> np.ndarray:
         """Per column max - min over the released rows' finite edges and ``targets``
@@ -219,27 +235,30 @@ class Search:
     def distances(self, x: np.ndarray, scale: np.ndarray, x_hi: np.ndarray | None = None
                   ) -> np.ndarray:
         """(len(x), m) distances of records ``x`` (their values in the columns; or sets
-        ``[x, x_hi]``: the gap between two sets, 0 when they meet)."""
-        # categorical mismatches are counted in bytes and added once (an eighth of the
-        # memory traffic of adding each column's to floats); a numeric gap is taken
-        # before it is scaled, so that equal gaps stay equal distances (ties)
-        d = np.zeros((len(x), self.lo.shape[1]))
+        ``[x, x_hi]``: the gap between two sets, 0 when they meet), in float32."""
+        # float32 blocks of at most `CACHE` cells stay in the processor's cache (two to
+        # three times the speed of large float64 blocks); a numeric gap is taken
+        # before it is scaled, so that equal gaps stay equal distances (ties).
+        # Categorical mismatches are counted in bytes and added once.
+        d = np.zeros((len(x), self.lo32.shape[1]), dtype=np.float32)
+        t = np.empty_like(d)
         cats = int((~self.num).sum())
         miss = np.zeros(d.shape, dtype=np.uint8 if cats < 256 else np.int32) if cats else None
         x_hi = x if x_hi is None else x_hi
         point = (x == x_hi).all(axis=0)
+        x, x_hi = self._f32(x), self._f32(x_hi)
         for j in range(len(self.columns)):
             v, w = x[:, j, None], x_hi[:, j, None]
-            lo, hi = self.lo[j], self.hi[j]
+            lo, hi = self.lo32[j], self.hi32[j]
             fast = self.exact[j] and point[j]
             if self.num[j]:
                 if fast:
-                    t = np.subtract(lo, v)
+                    np.subtract(lo, v, out=t)
                     np.abs(t, out=t)
                 else:
-                    t = np.maximum(lo - w, v - hi)
-                    np.maximum(t, 0.0, out=t)
-                t *= 1.0 / scale[j]
+                    np.maximum(lo - w, v - hi, out=t)
+                    np.maximum(t, np.float32(0.0), out=t)
+                t *= np.float32(1.0 / scale[j])
                 d += t
             elif fast:
                 miss += lo != v
@@ -250,7 +269,7 @@ class Search:
         return d
 
     def blocks(self, n: int):
-        step = max(1, BLOCK // max(1, self.lo.shape[1]))
+        step = max(1, CACHE // max(1, self.lo.shape[1]))
         return ((a, min(n, a + step)) for a in range(0, n, step))
 
     def nearest(self, records: np.ndarray, k: int = 1, records_hi: np.ndarray | None = None
@@ -264,7 +283,7 @@ class Search:
         m = self.lo.shape[1]
         k = min(k, m)
         idx = np.empty((len(x), k), dtype=np.int64)
-        dist = np.empty((len(x), k))
+        dist = np.empty((len(x), k), dtype=np.float32)
         for a, b in self.blocks(len(x)):
             d = self.distances(x[a:b], scale, None if x_hi is None else x_hi[a:b])
             if k == 1:

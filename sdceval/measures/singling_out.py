@@ -15,8 +15,16 @@ exactly one training record:
 
 Only predicates that single out a row of the release are kept (duplicate rows of the
 release, the training and the control records count once, as anonymeter drops them),
-distinct, up to ``n_attacks``; multivariate generation stops after ``50 · n_attacks``
-attempts (anonymeter: 10 000 000).  Released cells are read as sets
+distinct, up to ``n_attacks``, in the order they are drawn; multivariate generation
+stops after ``max_attempts`` draws (anonymeter's 10 000 000).  A predicate is a released
+row and a set of columns; when there are fewer such pairs than a twentieth of
+``max_attempts``, anonymeter's draws with replacement would meet every pair (but for
+a chance of e^-20), so the pairs are scanned once in a random order instead — the same
+predicates in the same (uniformly random) order, where a release with few predicates
+that single out (perturbed numbers) would otherwise cost 10 000 000 draws (anonymeter's
+run of 8–15 minutes on 3 000 rows).  Predicates are tested in rank space, first on bit
+sets of 256 and 2 048 released rows (one other row inside rules a predicate out), then
+counted over all rows.  Released cells are read as sets
 (`sdceval.measures._attack`): a row's cell matches a predicate when it lies inside it.
 The *control* run evaluates the same predicates on the control records; since fewer
 records single out more easily, their count is scaled as anonymeter does, by
@@ -39,16 +47,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from sdceval.core.errors import SdcevalError
 from sdceval.core.measurement import Measurement
 from sdceval.core.registry import Param, register_measure
 from sdceval.core.release import KINDS, Release
 from sdceval.measures._attack import BLOCK, N_ATTACKS, SEED, read_release, summary
 
 MODES = ("multivariate", "univariate")
-#: multivariate predicates drawn per released-row predicate kept, at most
-ATTEMPTS = 50
-#: released rows a multivariate predicate is first tried on
-PROBE = 256
 
 
 class Queries:
@@ -74,6 +79,10 @@ class Queries:
         where negated): exact values are ``lo = hi``.  Compared as ranks among each
         column's values (small integers: a quarter of the memory traffic of floats, the
         same answers)."""
+        if self.cols.shape[1] == 1:
+            one = self._one_column(lo, hi)
+            if one is not None:
+                return one
         low, high, a, b = self._ranks(lo, hi)
         exact = bool((lo == hi).all())
         out = np.empty(len(self), dtype=np.int64)
@@ -94,6 +103,22 @@ class Queries:
             out[s:e] = hold.sum(axis=1)
         return out
 
+    def _one_column(self, lo, hi):
+        """Counts of one-column predicates over exact values, from each column's sorted
+        values (``a <= x <= b``: two binary searches; outside: the others), or None
+        when a column holds cells."""
+        c = self.cols[:, 0]
+        used = np.unique(c)
+        if not (lo[:, used] == hi[:, used]).all():
+            return None
+        out = np.empty(len(self), dtype=np.int64)
+        for j in used:
+            at = c == j
+            x = np.sort(lo[:, j])
+            out[at] = (np.searchsorted(x, self.b[at, 0], "right")
+                       - np.searchsorted(x, self.a[at, 0], "left"))
+        return np.where(self.neg[:, 0], len(lo) - out, out)
+
     def _ranks(self, lo, hi):
         """Rows' edges and predicates' bounds as ranks among each column's edges:
         ``a <= x`` iff ``rank_ge(a) <= rank(x)``, ``x <= b`` iff ``rank(x) <= rank_le(b)``."""
@@ -109,6 +134,25 @@ class Queries:
             a[at] = np.searchsorted(edges, self.a[at], "left")
             b[at] = np.searchsorted(edges, self.b[at], "right") - 1
         return low, high, a, b
+
+
+def distinct_rows(x: np.ndarray) -> np.ndarray:
+    """The distinct rows of ``x`` in the order they first appear (anonymeter's
+    ``drop_duplicates``): each column's values coded, the codes combined into one
+    integer per row (recoded whenever the product would overflow), its first places
+    (one sort per column, where ``np.unique(axis=0)`` sorts rows as records)."""
+    key = np.zeros(len(x), dtype=np.int64)
+    size = 1
+    for j in range(x.shape[1]):
+        _, code = np.unique(x[:, j], return_inverse=True)
+        k = int(code.max()) + 1 if len(code) else 1
+        if size * k >= 1 << 62:
+            _, key = np.unique(key, return_inverse=True)
+            size = int(key.max()) + 1
+        key = key * k + code.ravel()
+        size *= k
+    _, first = np.unique(key, return_index=True)
+    return x[np.sort(first)]
 
 
 def _first_unique(q: Queries) -> Queries:
@@ -152,12 +196,15 @@ def _univariate(lo, hi, numeric, values, rng) -> Queries:
 def _from_rows(lo, hi, numeric, median, rows, cols) -> Queries:
     """Multivariate predicates from released ``rows`` on ``cols`` (module notes)."""
     low, high = lo[rows[:, None], cols], hi[rows[:, None], cols]
-    exact = low == high
-    up = numeric[cols] & exact & (low > median[cols])
-    down = numeric[cols] & exact & ~up
-    a = np.where(down, -np.inf, low)
-    b = np.where(up, np.inf, high)
-    return Queries(cols, a, b)
+    up, down = _directions(numeric[cols], low == high, low > median[cols])
+    return Queries(cols, np.where(down, -np.inf, low), np.where(up, np.inf, high))
+
+
+def _directions(numeric, exact, above):
+    """Where a predicate says ``>= v`` (an exact number above the median) and where
+    ``<= v`` (an exact number at most the median)."""
+    up = numeric & exact & above
+    return up, numeric & exact & ~above
 
 
 def _columns(rng, n: int, d: int, p: int) -> np.ndarray:
@@ -165,31 +212,163 @@ def _columns(rng, n: int, d: int, p: int) -> np.ndarray:
     return np.sort(np.argsort(rng.random((n, d)), axis=1)[:, :p], axis=1)
 
 
-def _multivariate(lo, hi, numeric, n_attacks, n_cols, rng) -> tuple[Queries, int]:
-    exact = lo == hi
-    median = np.array([np.median(lo[exact[:, j], j]) if exact[:, j].any() else 0.0
-                       for j in range(lo.shape[1])])
-    kept, attempts = None, 0
-    # a predicate matches the row it was written from; one other match among a few
-    # hundred rows rules it out before it is counted over the whole release
-    probe = np.sort(rng.permutation(len(lo))[:PROBE])
-    in_probe = np.isin(np.arange(len(lo)), probe)
-    while attempts < ATTEMPTS * n_attacks:
-        size = max(1000, 2 * (n_attacks - (len(kept) if kept else 0)))
-        rows = rng.integers(0, len(lo), size=size)
-        q = _from_rows(lo, hi, numeric, median, rows, _columns(rng, size, lo.shape[1], n_cols))
+class _Bits:
+    """Which of some released rows (``rows``; ``member`` marks them) lie inside a
+    predicate, as bit sets: for column ``j`` and a bound ``a`` (a rank), the rows whose
+    low edge is ``>= a`` are the ``k`` with the largest low edges, ``k`` looked up per
+    rank, their set the running OR of those rows' bits (the same for ``<= b`` on high
+    edges); a predicate's rows are the AND over its columns, counted by popcount."""
+
+    def __init__(self, low, high, rows):
+        self.rows = rows
+        n, words = len(rows), (len(rows) + 63) // 64
+        one = np.zeros((n, words * 8), dtype=np.uint8)
+        one[np.arange(n), np.arange(n) // 8] = 1 << (np.arange(n) % 8)
+        one = one.view(np.uint64)                       # row i's bit alone
+        counts, bits, offset = ([], []), ([], []), []
+        for j in range(len(low)):
+            at = np.arange(int(max(low[j].max(), high[j].max())) + 1)
+            offset.append(sum(map(len, counts[0])))
+            for t, (edges, desc) in enumerate(((low[j][rows], True), (high[j][rows], False))):
+                acc = np.zeros((n + 1, words), dtype=np.uint64)
+                np.bitwise_or.accumulate(one[np.argsort(-edges if desc else edges)], axis=0,
+                                         out=acc[1:])
+                s = np.sort(edges)
+                counts[t].append(n - np.searchsorted(s, at, "left") if desc
+                                 else np.searchsorted(s, at, "right"))
+                bits[t].append(acc)
+        self.offset = np.array(offset)
+        self.ge, self.le = np.concatenate(counts[0]), np.concatenate(counts[1])
+        self.ge_bits, self.le_bits = np.stack(bits[0]), np.stack(bits[1])  # (d, n+1, words)
+        self.member = np.zeros(low.shape[1], dtype=bool)
+        self.member[rows] = True
+
+    def hits(self, cols, a, b) -> np.ndarray:
+        """Per predicate (columns ``cols``, rank bounds ``[a, b]``), how many of the
+        rows lie inside it."""
+        acc = None
+        for t in range(cols.shape[1]):
+            c, off = cols[:, t], self.offset[cols[:, t]]
+            x = self.ge_bits[c, self.ge[off + a[:, t]]] & self.le_bits[c, self.le[off + b[:, t]]]
+            acc = x if acc is None else acc & x
+        return np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
+
+
+class _Writer:
+    """Multivariate predicates written from the (distinct) released rows, in rank space
+    (each column's published edges ranked once), filtered by bit sets over a few
+    hundred and a few thousand released rows before they are counted over all rows:
+    a predicate matches the row it was written from, so one other match rules it out."""
+
+    LEVELS = (256, 2048)
+
+    def __init__(self, lo, hi, numeric):
+        m, d = lo.shape
+        self.lo, self.hi, self.numeric = lo, hi, numeric
+        exact = lo == hi
+        self.median = np.array([np.median(lo[exact[:, j], j]) if exact[:, j].any() else 0.0
+                                for j in range(d)])
+        low, high = np.empty((d, m), np.int32), np.empty((d, m), np.int32)
+        top = np.empty(d, np.int32)
+        for j in range(d):
+            edges = np.unique(np.concatenate([lo[:, j], hi[:, j]]))
+            low[j], high[j] = np.searchsorted(edges, lo[:, j]), np.searchsorted(edges, hi[:, j])
+            top[j] = len(edges) - 1
+        self.low, self.high = low, high
+        up, down = _directions(numeric[None, :], exact, lo > self.median)
+        self.a = np.where(down, 0, low.T)            # (m, d) rank bounds of each row's
+        self.b = np.where(up, top, high.T)           # predicate on each column
+        self.levels = []
+        for size in self.LEVELS:
+            rows = np.unique(np.linspace(0, m - 1, min(size, m)).astype(np.int64))
+            self.levels.append(_Bits(low, high, rows))
+            if len(rows) == m:
+                break
+
+    def _alone(self, cols, a, b) -> np.ndarray:
+        """Which predicates match one released row only, counted over the rows in
+        chunks (in the reading's random order), a predicate dropped as soon as it
+        matches two: few survive the bit sets, and those that do not single out
+        rarely need more than a chunk or two."""
+        m = len(self.lo)
+        count = np.zeros(len(cols), dtype=np.int64)
+        live = np.arange(len(cols))
+        for s in range(0, m, CHUNK):
+            part = slice(s, min(m, s + CHUNK))
+            hold = np.ones((len(live), part.stop - s), dtype=bool)
+            for t in range(cols.shape[1]):
+                c = cols[live, t]
+                hold &= ((a[live, t, None] <= self.low[c, part])
+                         & (self.high[c, part] <= b[live, t, None]))
+            count[live] += hold.sum(axis=1)
+            live = live[count[live] < 2]
+            if not len(live):
+                break
+        return count == 1
+
+    def singling(self, rows, cols) -> np.ndarray:
+        """Which predicates (from ``rows`` on ``cols``) match their own row only."""
+        a, b = self.a[rows[:, None], cols], self.b[rows[:, None], cols]
+        keep = np.arange(len(rows))
+        for level in self.levels:
+            alone = level.hits(cols[keep], a[keep], b[keep]) == level.member[rows[keep]]
+            keep = keep[alone]
+            if not len(keep):
+                break
+        if len(keep) and len(self.levels[-1].rows) < len(self.lo):
+            keep = keep[self._alone(cols[keep], a[keep], b[keep])]
+        out = np.zeros(len(rows), dtype=bool)
+        out[keep] = True
+        return out
+
+
+#: predicates drawn per batch
+BATCH = 8192
+#: released rows a predicate that passed the bit sets is counted over at a time
+CHUNK = 4096
+#: draws with replacement cover every (row, columns) pair when there are fewer than this
+#: share of the attempts allowed: the space is then scanned in a random order instead
+COVER = 20
+
+
+def _multivariate(lo, hi, numeric, n_attacks, n_cols, max_attempts, rng
+                  ) -> tuple[Queries, int]:
+    """Up to ``n_attacks`` distinct predicates that single out a released row, in the
+    order anonymeter draws them (module notes), and the attempts made."""
+    from itertools import combinations
+    from math import comb
+    w = _Writer(lo, hi, numeric)
+    m, d = lo.shape
+    if m * float(d) ** n_cols >= 2.0 ** 62:
+        raise SdcevalError(f"singling_out: n_cols={n_cols} on {d} columns and {m} released "
+                           "rows is too many to tell predicates apart; use fewer n_cols")
+    space = m * comb(d, n_cols)
+    scan = space * COVER <= max_attempts
+    if scan:
+        order = rng.permutation(space)
+        combos = np.array(list(combinations(range(d), n_cols)), dtype=np.int64)
+    found, seen, attempts = [], np.empty(0, np.int64), 0
+    total = space if scan else max_attempts
+    while attempts < total and len(seen) < n_attacks:
+        size = min(BATCH, total - attempts)
+        if scan:
+            pick = order[attempts:attempts + size]
+            rows, cols = pick // len(combos), combos[pick % len(combos)]
+        else:
+            rows = rng.integers(0, m, size=size)
+            cols = _columns(rng, size, d, n_cols)
         attempts += size
-        if len(lo) > 2 * PROBE:
-            alone = q.count(lo[probe], hi[probe]) - in_probe[rows] == 0
-            q = q.take(np.flatnonzero(alone))
-        q = q.take(np.flatnonzero(q.count(lo, hi) == 1))
-        if kept is not None:
-            q = Queries(*(np.concatenate([x, y]) for x, y in (
-                (kept.cols, q.cols), (kept.a, q.a), (kept.b, q.b), (kept.neg, q.neg))))
-        kept = _first_unique(q)
-        if len(kept) >= n_attacks:
-            break
-    return kept.take(np.arange(min(n_attacks, len(kept)))), attempts
+        hit = np.flatnonzero(w.singling(rows, cols))
+        # a predicate is its row and columns: one integer, kept at its first draw
+        key = rows[hit] * d ** n_cols + (cols[hit] * d ** np.arange(n_cols)).sum(axis=1)
+        _, first = np.unique(key, return_index=True)
+        first = np.sort(first)
+        new = first[~np.isin(key[first], seen)]
+        found.append(np.column_stack([rows[hit[new]], cols[hit[new]]]))
+        seen = np.concatenate([seen, key[new]])
+    keys = (np.concatenate(found) if found else np.empty((0, 1 + n_cols), np.int64))
+    keys = keys[:n_attacks]
+    return _from_rows(lo, hi, numeric, w.median, keys[:, 0], keys[:, 1:]), attempts
 
 
 def _random(lo, numeric, values, n, p, rng) -> Queries:
@@ -217,20 +396,34 @@ def _model(n, w, norm):
     return norm * (1 - (n * w + 1) * (1 - w) ** n) / (n + 1)
 
 
+def _singles(n: int, counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Expected number of the predicates (matching ``counts`` of ``n`` records each)
+    that match exactly one record of a random subset of each size: the hypergeometric
+    ``P(X = 1) = K C(n - K, s - 1) / C(n, s)`` summed over the predicates (in log
+    gamma functions: scipy's ``hypergeom.pmf`` costs fifty times more)."""
+    from scipy.special import gammaln
+    k, s = counts[None, :].astype(np.float64), sizes[:, None].astype(np.float64)
+    ok = n - k >= s - 1
+    rest = np.where(ok, n - k - s + 2, 1.0)
+    log_p = (np.log(k) + gammaln(n - k + 1) - gammaln(s) - gammaln(rest)
+             - gammaln(n + 1) + gammaln(s + 1) + gammaln(n - s + 1))
+    return np.where(ok, np.exp(log_p), 0.0).sum(axis=1)
+
+
 def size_correction(counts: np.ndarray, n_control: int, n_train: int) -> tuple[float, str]:
     """``F(n_train) / F(n_control)`` fitted to the expected number of the predicates
     (matching ``counts`` control records each) that single out in random subsets of
     the control (module notes), and a note when the fit fails (then 1)."""
     from scipy.optimize import curve_fit
-    from scipy.stats import hypergeom
     if n_control == n_train:
         return 1.0, ""
-    sizes = np.repeat(np.linspace(min(1000, n_control), n_control, 10).astype(int), 5)
     c = counts[counts > 0]
     if not len(c):
         return 1.0, ""
-    uniq, inv = np.unique(sizes, return_inverse=True)
-    expected = hypergeom.pmf(1, n_control, c[None, :], uniq[:, None]).sum(axis=1)[inv]
+    # anonymeter's 10 sizes; its 5 draws at each weigh every size alike, so each size
+    # once leads least squares to the same optimum
+    sizes = np.linspace(min(1000, n_control), n_control, 10).astype(int)
+    expected = _singles(n_control, c, sizes)
     w0 = 1 / sizes.max()
     p0 = (w0, 1 / _model(sizes.max(), w0, 1.0))
     try:
@@ -253,12 +446,16 @@ def size_correction(counts: np.ndarray, n_control: int, n_train: int) -> tuple[f
             N_ATTACKS,
             Param("n_cols", int, 3, low=1, unit="columns",
                   description="columns of a multivariate predicate (anonymeter's 3)"),
+            Param("max_attempts", int, 10_000_000, low=1, unit="predicates",
+                  description="multivariate predicates drawn at most to find n_attacks "
+                              "that single out a released row (anonymeter's 10 000 000)"),
             SEED],
     description="anonymeter's singling-out attack (PETS 2023) on any release: share of "
                 "predicates written from the release that match exactly one training "
                 "record, in excess of the control records', (a - c) / (1 - c)")
 def singling_out(dataset, release: Release, *, mode: str = "multivariate",
-                 n_attacks: int = 2000, n_cols: int = 3, seed: int = 0) -> Measurement:
+                 n_attacks: int = 2000, n_cols: int = 3, max_attempts: int = 10_000_000,
+                 seed: int = 0) -> Measurement:
     """Singling-out risk ``(a - c) / (1 - c)`` (module notes), ``a``/``c`` the Wilson
     rates of predicates singling out a training / control record.
 
@@ -271,9 +468,9 @@ def singling_out(dataset, release: Release, *, mode: str = "multivariate",
     """
     r = read_release(dataset, release, "singling_out", seed)
     rng = np.random.default_rng(seed)
-    both = np.unique(np.concatenate([r.lo, r.hi], axis=1), axis=0)
+    both = distinct_rows(np.concatenate([r.lo, r.hi], axis=1))
     lo, hi = both[:, :r.lo.shape[1]], both[:, r.lo.shape[1]:]
-    train, control = np.unique(r.train, axis=0), np.unique(r.control, axis=0)
+    train, control = distinct_rows(r.train), distinct_rows(r.control)
     p = min(n_cols, lo.shape[1]) if mode == "multivariate" else 1
     values = column_values(lo, hi)
     if mode == "univariate":
@@ -281,7 +478,7 @@ def singling_out(dataset, release: Release, *, mode: str = "multivariate",
         q = _first_unique(q.take(np.flatnonzero(q.count(lo, hi) == 1)))
         q, attempts = q.take(np.arange(min(n_attacks, len(q)))), len(q)
     else:
-        q, attempts = _multivariate(lo, hi, r.numeric, n_attacks, p, rng)
+        q, attempts = _multivariate(lo, hi, r.numeric, n_attacks, p, max_attempts, rng)
     base = _random(lo, r.numeric, values, n_attacks, p, rng)
     s_base = int((base.count(train, train) == 1).sum())
     details = {"mode": mode, "n_cols": p, "columns": r.columns, "queries": len(q),
