@@ -69,16 +69,23 @@ def test_the_bit_set_filter_keeps_exactly_the_predicates_that_single_out(reading
     assert found
 
 
-def test_a_small_space_is_scanned_whole():
-    """Fewer (row, columns) pairs than a twentieth of the attempts: every predicate that
-    singles out is found, each once, as a brute-force pass over all pairs finds them."""
-    lo, hi, numeric = _reading(t := _people(200, seed=3), _release(t, "mondrian"))
-    w = so._Writer(lo, hi, numeric)
+def _every_predicate(lo, hi, numeric):
+    """Every multivariate predicate (3 columns) that singles out a released row, by
+    counting each over every row."""
+    median = so._Writer(lo, hi, numeric).median
     everything = []
     for cols in combinations(range(lo.shape[1]), 3):
         c = np.tile(cols, (len(lo), 1))
-        q = so._from_rows(lo, hi, numeric, w.median, np.arange(len(lo)), c)
+        q = so._from_rows(lo, hi, numeric, median, np.arange(len(lo)), c)
         everything += [tuple(k) for k in q.key()[q.count(lo, hi) == 1]]
+    return everything
+
+
+def test_a_small_space_is_scanned_whole():
+    """Far fewer (row, columns) pairs than attempts: every predicate that singles out
+    is found, each once, as a brute-force pass over all pairs finds them."""
+    lo, hi, numeric = _reading(t := _people(200, seed=3), _release(t, "mondrian"))
+    everything = _every_predicate(lo, hi, numeric)
     q, attempts = so._multivariate(lo, hi, numeric, 10 ** 6, 3, 10_000_000,
                                    np.random.default_rng(0))
     assert sorted(map(tuple, q.key())) == sorted(everything)
@@ -88,11 +95,29 @@ def test_a_small_space_is_scanned_whole():
     assert (few.key() == q.key()[:7]).all()
 
 
+def test_a_scan_skips_the_pairs_anonymeters_draws_would_miss():
+    """As many attempts as pairs: anonymeter's draws with replacement meet a share
+    1 - (1 - 1/S)^S ≈ 63.2 % of the S pairs, and so of the predicates that single out;
+    the scan finds that share (binomial bounds, 4 standard errors)."""
+    lo, hi, numeric = _reading(t := _people(300, seed=7), _release(t, "copy"))
+    everything = set(_every_predicate(lo, hi, numeric))
+    space = len(lo) * len(list(combinations(range(lo.shape[1]), 3)))
+    p = 1 - (1 - 1 / space) ** space
+    for seed in range(3):
+        q, attempts = so._multivariate(lo, hi, numeric, 10 ** 6, 3, space,
+                                       np.random.default_rng(seed))
+        got = set(map(tuple, q.key()))
+        assert got <= everything and attempts == space
+        n = len(everything)
+        assert abs(len(got) - p * n) < 4 * np.sqrt(n * p * (1 - p)), (len(got), n)
+
+
 def test_draws_stop_at_max_attempts():
     lo, hi, numeric = _reading(t := _people(400, seed=5), _release(t, "copy"))
-    q, attempts = so._multivariate(lo, hi, numeric, 10 ** 6, 3, 5000,
+    # 300 rows x 10 sets of 3 of the 5 columns = 3 000 pairs: a budget of 2 000 draws
+    q, attempts = so._multivariate(lo, hi, numeric, 10 ** 6, 3, 2000,
                                    np.random.default_rng(1))
-    assert attempts == 5000 and 0 < len(q) <= 5000
+    assert attempts == 2000 and 0 < len(q) <= 2000
     assert (q.count(lo, hi) == 1).all()
 
 

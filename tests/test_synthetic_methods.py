@@ -257,3 +257,13 @@ def test_not_default_candidates_of_a_comparison():
     from sdceval.core.loaders import load_dataset
     names = applicable_methods(load_dataset("census"))
     assert "mdav" in names and not set(METHODS) & set(names)
+
+
+def test_a_synthetic_table_passed_as_a_frame_is_named_as_such(ds):
+    """A user who reads a synthetic file into a DataFrame and evaluates it is told how
+    to say it is synthetic, not only that it is misaligned."""
+    frame = sdceval.anonymize(ds, "cart_synthesis", seed=0, n_records=500).data
+    with pytest.raises(SdcevalError, match=r"Release\.synthetic\(dataset, frame\)"):
+        sdceval.evaluate(ds, frame, "query_error")
+    rel = sdceval.Release.synthetic(ds, frame)
+    assert rel.kind == "synthetic" and np.isfinite(sdceval.evaluate(ds, rel, "query_error").value)

@@ -326,7 +326,9 @@ class Release:
             raise SdcevalError(
                 f"release has {len(frame)} records but data set {dataset.name!r} has "
                 f"{dataset.n}; a release must be row-aligned with the original (one row "
-                "per original record)")
+                "per original record). A synthetic file (new records, any count) is "
+                "evaluated as Release.synthetic(dataset, frame), or from the file "
+                "'sdceval anonymize' wrote, beside its public .method.json")
         dropped = tuple(c for c in dataset.frame.columns if c not in frame.columns)
         return cls(frame.reset_index(drop=True), method, kind="external",
                    dropped=dropped).check(dataset)

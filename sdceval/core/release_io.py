@@ -391,7 +391,10 @@ def _in_record_order(dataset, frame: pd.DataFrame, perm, *, check_order: bool, n
         synthetic = (f"; a synthetic release (new records, any count) is recognized by "
                      f"its public file {str(public_path)!r}, which 'sdceval anonymize' "
                      "writes beside it: put it there"
-                     if isinstance(public_path, os.PathLike) and public is None else "")
+                     if isinstance(public_path, os.PathLike) and public is None else
+                     "; a synthetic table (new records, any count) is evaluated as "
+                     "sdceval.Release.synthetic(dataset, frame)"
+                     if not isinstance(public_path, os.PathLike) else "")
         raise SdcevalError(
             f"release {str(release_path)!r} has {len(frame)} records but data set "
             f"{dataset.name!r} has {dataset.n}; a release must be row-aligned (one row per "

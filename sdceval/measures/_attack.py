@@ -182,8 +182,10 @@ def read_release(dataset, release: Release, who: str, seed: int = 0) -> Reading:
         else:
             # categorical values published exactly: one code per text over the three
             # tables, so a published text no record has matches none
-            text = pd.concat([dataset.frame[c], control.frame[c], release.data[c]],
-                             ignore_index=True).astype(str)
+            text = np.concatenate([t[c].to_numpy(dtype=object) for t in
+                                   (dataset.frame, control.frame, release.data)])
+            if pd.api.types.infer_dtype(text, skipna=False) != "string":
+                text = text.astype(str)      # numbers or missing values: as their text
             codes = pd.factorize(text)[0].astype(np.float64)
             tr[:, j], ct[:, j] = codes[:dataset.n], codes[dataset.n:dataset.n + control.n]
             lo[:, j] = hi[:, j] = codes[dataset.n + control.n:]

@@ -17,12 +17,13 @@ Only predicates that single out a row of the release are kept (duplicate rows of
 release, the training and the control records count once, as anonymeter drops them),
 distinct, up to ``n_attacks``, in the order they are drawn; multivariate generation
 stops after ``max_attempts`` draws (anonymeter's 10 000 000).  A predicate is a released
-row and a set of columns; when there are fewer such pairs than a twentieth of
-``max_attempts``, anonymeter's draws with replacement would meet every pair (but for
-a chance of e^-20), so the pairs are scanned once in a random order instead — the same
-predicates in the same (uniformly random) order, where a release with few predicates
-that single out (perturbed numbers) would otherwise cost 10 000 000 draws (anonymeter's
-run of 8–15 minutes on 3 000 rows).  Predicates are tested in rank space, first on bit
+row and a set of columns; when there are no more such pairs than ``max_attempts``, the
+pairs are scanned once in a random order, each skipped with the chance
+``(1 - 1/pairs)^max_attempts`` that anonymeter's draws with replacement never meet it:
+the same predicates, found in the same (uniformly random) order, at the cost of the
+pairs rather than of ``max_attempts`` draws, where a release with few predicates that
+single out (perturbed numbers, a sample of a noisy table) would otherwise cost
+10 000 000 draws (anonymeter's run of 8 minutes on 3 000 rows).  Predicates are tested in rank space, first on bit
 sets of 256 and 2 048 released rows (one other row inside rules a predicate out), then
 counted over all rows.  Released cells are read as sets
 (`sdceval.measures._attack`): a row's cell matches a predicate when it lies inside it.
@@ -326,9 +327,6 @@ class _Writer:
 BATCH = 8192
 #: released rows a predicate that passed the bit sets is counted over at a time
 CHUNK = 4096
-#: draws with replacement cover every (row, columns) pair when there are fewer than this
-#: share of the attempts allowed: the space is then scanned in a random order instead
-COVER = 20
 
 
 def _multivariate(lo, hi, numeric, n_attacks, n_cols, max_attempts, rng
@@ -343,9 +341,14 @@ def _multivariate(lo, hi, numeric, n_attacks, n_cols, max_attempts, rng
         raise SdcevalError(f"singling_out: n_cols={n_cols} on {d} columns and {m} released "
                            "rows is too many to tell predicates apart; use fewer n_cols")
     space = m * comb(d, n_cols)
-    scan = space * COVER <= max_attempts
+    scan = space <= max_attempts
     if scan:
+        # anonymeter's max_attempts draws with replacement miss a given pair with
+        # probability (1 - 1/space)^max_attempts and meet the others first in a
+        # uniformly random order: a random order of all pairs, each skipped with that
+        # chance, is the same draw at a cost of `space`, not `max_attempts`
         order = rng.permutation(space)
+        miss = float(np.exp(max_attempts * np.log1p(-1.0 / space))) if space > 1 else 0.0
         combos = np.array(list(combinations(range(d), n_cols)), dtype=np.int64)
     found, seen, attempts = [], np.empty(0, np.int64), 0
     total = space if scan else max_attempts
@@ -353,6 +356,8 @@ def _multivariate(lo, hi, numeric, n_attacks, n_cols, max_attempts, rng
         size = min(BATCH, total - attempts)
         if scan:
             pick = order[attempts:attempts + size]
+            if miss > 0:
+                pick = pick[rng.random(len(pick)) >= miss]
             rows, cols = pick // len(combos), combos[pick % len(combos)]
         else:
             rows = rng.integers(0, m, size=size)
