@@ -172,6 +172,28 @@ def test_risk_curve_of_an_unreached_target_says_so():
     assert "closest (target not reached)" in legend and "matched" in legend
 
 
+def test_long_risk_names_and_unreached_titles_stay_inside_their_panels():
+    """The worst of three attacks as the risk, targets not reached: every panel's
+    title fits its panel's width and each row's label its row's height (they ran into
+    their neighbours before)."""
+    comp = _comparison(["mdav", "noise", "rank_swap", "mondrian", "generalization"],
+                       risk="max(singling_out,linkability,inference)")
+    for m in comp.matches:
+        m.bracketed = False
+    fig = _risk_curves_figure(comp)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    r = canvas.get_renderer()
+    for ax in (a for a in fig.axes if a.get_visible()):
+        box = ax.get_window_extent(r)
+        title = ax.title.get_window_extent(r)
+        assert title.width <= box.width * 1.12, ax.get_title()
+        if ax.get_ylabel():
+            assert ax.yaxis.label.get_window_extent(r).height <= box.height * 1.05
+    assert "(closest:" in fig.axes[0].get_title()
+
+
 # -- trade-off ----------------------------------------------------------------------
 def _points():
     rows = []

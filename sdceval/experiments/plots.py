@@ -88,7 +88,8 @@ def _wrap(text: str, width_in: float, fontsize: float = 11, cut: str = "") -> st
         at = part.find(cut) if cut else -1
         pieces = ([part[:at], part[at:].lstrip()] if len(part) > chars and at > 0
                   else [part])
-        lines += [textwrap.fill(p, chars, break_long_words=False) for p in pieces]
+        lines += [textwrap.fill(p, chars, break_long_words=False, break_on_hyphens=False)
+                  for p in pieces]
     return "\n".join(lines)
 
 
@@ -122,6 +123,9 @@ def _balanced_columns(n: int, most: int) -> int:
 
 
 # -- risk curves -----------------------------------------------------------------------
+#: inches of one method's panel
+PANEL_WIDTH, PANEL_HEIGHT = 3.1, 3.0
+
 def _risk_block_title(comp) -> str:
     """What one comparison's panels show: the data set, the measure and the target."""
     target = f"the target {comp.target:.3g}"
@@ -134,7 +138,9 @@ def _risk_block_title(comp) -> str:
 def _risk_ylabel(comp) -> str:
     # a risk measure without an aggregate (reidentification) gets no empty "()"
     aggregate = (comp.risk_params or {}).get("aggregate")
-    label = _two_lines(axis_label(comp.risk_measure), 26)
+    # a long name (the worst of several attacks) in lines that fit an axes' height
+    # (a row less its title and tick labels)
+    label = _wrap(_two_lines(axis_label(comp.risk_measure), 26), PANEL_HEIGHT - 1.2, 9)
     return label + (f"\naggregate: {display_name(aggregate)}" if aggregate else "")
 
 
@@ -171,9 +177,11 @@ def _risk_panel(ax, comp, match) -> None:
     value = f"{match.parameter} = {_number(match.value, param.type)}" + "".join(
         f", {k} = {v}" for t in getattr(match, "grid", []) if t.get("chosen")
         for k, v in t["settings"].items())   # a strategy's other knobs, at this curve
-    ax.set_title(f"{display_name(match.method)}\n"
-                 + (f"matched at {value}" if reached else
-                    f"target not reached (closest: {value})"), fontsize=10)
+    # the second line broken before "(closest" when it is wider than the panel
+    ax.set_title(f"{display_name(match.method)}\n" + _wrap(
+        f"matched at {_unbroken(value)}" if reached else
+        f"target not reached (closest: {_unbroken(value)})", PANEL_WIDTH - 0.2, 10,
+        cut=" (closest"), fontsize=10)
     ax.tick_params(labelsize=8)
 
 
@@ -185,11 +193,11 @@ def _risk_curves_figure(comparisons, title: str | None = None):
     # rows as even as they can be: 5 methods as 3 + 2, 8 as 4 + 4, 9 as 3 rows of 3
     ncol = max(_balanced_columns(len(c.matches), MAX_PANELS_PER_ROW) for c in comps)
     rows = [max(1, math.ceil(len(c.matches) / ncol)) for c in comps]
-    width = min(MAX_WIDTH, 1.2 + 3.1 * ncol)
+    width = min(MAX_WIDTH, 1.2 + PANEL_WIDTH * ncol)
     head = 0.9 if len(comps) > 1 or title else 0.0
-    fig = _figure(figsize=(width, head + 0.6 + sum(0.7 + 3.0 * r for r in rows)))
+    fig = _figure(figsize=(width, head + 0.6 + sum(0.7 + PANEL_HEIGHT * r for r in rows)))
     subs = (fig.subfigures(len(comps), 1, squeeze=False, height_ratios=[
-        0.7 + 3.0 * r for r in rows])[:, 0] if len(comps) > 1 else [fig])
+        0.7 + PANEL_HEIGHT * r for r in rows])[:, 0] if len(comps) > 1 else [fig])
     for sub, comp, nrow in zip(subs, comps, rows):
         axes = sub.subplots(nrow, ncol, squeeze=False, sharey=True)
         for ax, match in zip(axes.flat, comp.matches):
