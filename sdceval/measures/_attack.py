@@ -211,8 +211,9 @@ class Search:
         self.exact = (self.lo == self.hi).all(axis=1)
         self.columns = columns
         self.scale = None if scale_with is None else self._scale(scale_with[:, columns])
-        # distances are computed in float32 (`distances`), on values shifted by a
-        # number of each column's so that integers up to 2^24 from it stay exact
+        # distances are computed in float32 (`distances`), on values shifted by the
+        # median of each numeric column's published values, so that integers within
+        # 2^24 of it stay exact
         self.shift = np.zeros(len(columns))
         for j in np.flatnonzero(self.num):
             finite = self.lo[j][np.isfinite(self.lo[j])]
