@@ -62,10 +62,15 @@ class AttackDifference:
                          f"single seed: difference >= {SINGLE_SEED_THRESHOLD:g}")}
 
 
+def _spec(label: str):
+    """The measure a reading's label names (``attribute_inference`` or
+    ``attribute_inference(tol=0.1)``), None for another label."""
+    return MEASURES.get(str(label).split("(")[0])
+
+
 def is_attack(label: str) -> bool:
-    """Whether a reading's label names an attack measure (``attribute_inference`` or
-    ``attribute_inference(tol=0.1)``)."""
-    spec = MEASURES.get(str(label).split("(")[0])
+    """Whether a reading's label names an attack measure."""
+    spec = _spec(label)
     return bool(spec is not None and spec.attack)
 
 
@@ -113,8 +118,8 @@ def attack_sentence(comp) -> str:
                f"{100 * d.hi:.1f} points over {d.repeats} repeats" if d.repeats > 1 else
                "a single-seed reading, not tested: run with repeats to get an interval")
         # an attack risk is a rate beyond the control attack's, not a share of records
-        unit = ("percent of records" if _unit(d.reading) != "attack risk"
-                else "of attack risk")
+        unit = ("of attack risk" if getattr(_spec(d.reading), "unit", "") == "attack risk"
+                else "percent of records")
         parts.append(f"{display_name(d.worse)}'s {display_name(d.reading)} is "
                      f"{100 * d.difference:.1f} points ({unit}) higher than "
                      f"{display_name(d.better)}'s ({d.worse_value:.1%} against "
@@ -123,11 +128,6 @@ def attack_sentence(comp) -> str:
                else display_name(comp.risk_measure))
     return (f"Equal on the {matched}, but not on every attack: "
             + and_list(parts) + ".")
-
-
-def _unit(reading: str) -> str:
-    spec = MEASURES.get(reading) if reading in MEASURES else None
-    return getattr(spec, "unit", "") or ""
 
 
 __all__ = ["SINGLE_SEED_THRESHOLD", "AttackDifference", "attack_differences",

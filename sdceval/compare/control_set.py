@@ -14,11 +14,9 @@ and draws the same records again (`reopen`).
 from __future__ import annotations
 
 from sdceval.compare.composite import risk_spec
+from sdceval.compare.families import ATTACKED_FAMILIES
 from sdceval.core.control import FRACTION, hold_out
 from sdceval.core.rng import control_seed
-
-#: the families whose candidates are matched on the attacks (`sdceval.compare.families`)
-ATTACKED_FAMILIES = ("synthetic", "dp")
 
 
 def _needs(name: str) -> bool:
@@ -62,4 +60,4 @@ def reopen(dataset, spec: dict | None):
     return hold_out(dataset, **spec)
 
 
-__all__ = ["ATTACKED_FAMILIES", "reserve", "reopen", "wants_control"]
+__all__ = ["reserve", "reopen", "wants_control"]

@@ -97,6 +97,9 @@ WHOLE_FILE_TARGET = "mondrian+intervals:k=5"
 #: the families of candidates a comparison draws from (issue 32): classical SDC (the
 #: methods and whole-file strategies above), synthetic data, differential privacy
 FAMILIES = ("sdc", "synthetic", "dp")
+#: the families whose releases are new records (no record-linkage risk reads them):
+#: their candidates are matched on the attacks
+ATTACKED_FAMILIES = ("synthetic", "dp")
 #: the risk every candidate is matched on when synthetic or DP candidates take part: the
 #: worst of anonymeter's three attacks (WP29's criteria), which read every release; on a
 #: data set an attack cannot run on (inference without a sensitive attribute) the worst
@@ -128,7 +131,13 @@ def family_of(method: str) -> str:
     """The family a candidate belongs to (`FAMILIES`): its registry family for
     synthetic and DP methods, else ``sdc``."""
     family = get_method(method).family
-    return family if family in ("synthetic", "dp") else "sdc"
+    return family if family in ATTACKED_FAMILIES else "sdc"
+
+
+def _attacked_methods(families) -> list[str]:
+    """The registered methods of the synthetic and DP families among ``families``."""
+    return [m for f in ATTACKED_FAMILIES if f in (families or ())
+            for m in sorted(METHODS) if get_method(m).family == f]
 
 
 def parse_families(families) -> tuple[str, ...] | None:
@@ -154,17 +163,14 @@ def family_candidates(dataset, families) -> list[str]:
     family that is not too costly there (`MethodSpec.too_costly`: a DP histogram whose
     table would be too large) and has a knob."""
     out = list(applicable_methods(dataset)) if "sdc" in families else []
-    for fam in ("synthetic", "dp"):
-        if fam not in families:
+    for m in _attacked_methods(families):
+        if get_method(m).too_costly(dataset):
             continue
-        for m in sorted(m for m in METHODS if get_method(m).family == fam):
-            if get_method(m).too_costly(dataset):
-                continue
-            try:
-                get_method(m).tunable_for({})
-            except SdcevalError:
-                continue
-            out.append(m)
+        try:
+            get_method(m).tunable_for({})
+        except SdcevalError:
+            continue
+        out.append(m)
     if not out:
         raise SdcevalError(f"no candidate of the families {', '.join(families)} applies to "
                            f"data set {dataset.name!r}")
@@ -251,8 +257,7 @@ def left_out(dataset, families=None) -> dict[str, str]:
     """The built-in strategies, and the synthetic and DP methods of ``families``, left
     out of the default candidates on ``dataset`` because they are too costly or do not
     apply there (`MethodSpec.cost_check`), and why."""
-    pool = [m for f in ("synthetic", "dp") if f in (families or ())
-            for m in sorted(METHODS) if get_method(m).family == f]
+    pool = _attacked_methods(families)
     if whole_file(dataset) and (not families or "sdc" in families):
         pool = [*(SURVEY_STRATEGIES if survey(dataset) else DEFAULT_STRATEGIES), *pool]
     return {m: why for m in pool if m in METHODS
@@ -382,7 +387,7 @@ def comparison_defaults(dataset, methods=None, risk=None, target=None, utilities
             "utilities": utilities or default_utilities(methods, dataset)}
 
 
-__all__ = ["ATTACK_RISK", "FAMILIES", "attack_risk", "family_candidates", "family_of", "parse_families",
+__all__ = ["ATTACK_RISK", "ATTACKED_FAMILIES", "FAMILIES", "attack_risk", "family_candidates", "family_of", "parse_families",
            "DEFAULT_METHODS", "DEFAULT_STRATEGIES", "DEFAULT_UTILITIES",
            "EVERY_RELEASE_UTILITIES", "FAMILY_NEEDS", "WHOLE_FILE_TARGET", "applicable_methods",
            "as_strategy", "left_out", "whole_file", "comparison_defaults", "default_readings", "default_risk",

@@ -85,23 +85,12 @@ class Queries:
             if one is not None:
                 return one
         low, high, a, b = self._ranks(lo, hi)
-        exact = bool((lo == hi).all())
         out = np.empty(len(self), dtype=np.int64)
         step = max(1, BLOCK // max(1, lo.shape[0]))
         for s in range(0, len(self), step):
             e = min(len(self), s + step)
-            hold = np.ones((e - s, lo.shape[0]), dtype=bool)
-            for p in range(self.cols.shape[1]):
-                c = self.cols[s:e, p]
-                ap, bp, neg = a[s:e, p, None], b[s:e, p, None], self.neg[s:e, p]
-                x = low[c]
-                y = x if exact else high[c]
-                inside = (ap <= x) & (y <= bp)
-                if neg.any():
-                    outside = (y < ap) | (x > bp)
-                    inside = np.where(neg[:, None], outside, inside)
-                hold &= inside
-            out[s:e] = hold.sum(axis=1)
+            out[s:e] = _inside(low, high, self.cols[s:e], a[s:e], b[s:e],
+                               self.neg[s:e]).sum(axis=1)
         return out
 
     def _one_column(self, lo, hi):
@@ -123,25 +112,53 @@ class Queries:
     def _ranks(self, lo, hi):
         """Rows' edges and predicates' bounds as ranks among each column's edges:
         ``a <= x`` iff ``rank_ge(a) <= rank(x)``, ``x <= b`` iff ``rank(x) <= rank_le(b)``."""
-        d = lo.shape[1]
         kind = np.int16 if 2 * lo.shape[0] < 2 ** 15 - 2 else np.int32
-        low, high = np.empty((d, len(lo)), kind), np.empty((d, len(lo)), kind)
+        edges, low, high = ranked(lo, hi, kind)
         a, b = np.empty(self.cols.shape, kind), np.empty(self.cols.shape, kind)
-        for j in range(d):
-            edges = np.unique(np.concatenate([lo[:, j], hi[:, j]]))
-            low[j] = np.searchsorted(edges, lo[:, j])
-            high[j] = np.searchsorted(edges, hi[:, j])
+        for j, e in enumerate(edges):
             at = self.cols == j
-            a[at] = np.searchsorted(edges, self.a[at], "left")
-            b[at] = np.searchsorted(edges, self.b[at], "right") - 1
+            a[at] = np.searchsorted(e, self.a[at], "left")
+            b[at] = np.searchsorted(e, self.b[at], "right") - 1
         return low, high, a, b
+
+
+def ranked(lo, hi, kind=np.int32) -> tuple[list, np.ndarray, np.ndarray]:
+    """Per column its published edges (sorted, distinct), and the ranks among them of
+    each row's low and high edge, ``(d, rows)``: sets compared as small integers."""
+    d = lo.shape[1]
+    low, high = np.empty((d, len(lo)), kind), np.empty((d, len(lo)), kind)
+    edges = []
+    for j in range(d):
+        edges.append(np.unique(np.concatenate([lo[:, j], hi[:, j]])))
+        low[j], high[j] = np.searchsorted(edges[j], lo[:, j]), np.searchsorted(edges[j], hi[:, j])
+    return edges, low, high
+
+
+def _inside(low, high, cols, a, b, neg=None) -> np.ndarray:
+    """(predicates x rows): whether each row's ranked set ``[low, high]`` lies inside
+    each predicate's ``[a, b]`` on every one of its columns (outside it where ``neg``)."""
+    hold = np.ones((len(cols), low.shape[1]), dtype=bool)
+    for p in range(cols.shape[1]):
+        x, y = low[cols[:, p]], high[cols[:, p]]
+        ap, bp = a[:, p, None], b[:, p, None]
+        inside = (ap <= x) & (y <= bp)
+        if neg is not None and neg[:, p].any():
+            inside = np.where(neg[:, p, None], (y < ap) | (x > bp), inside)
+        hold &= inside
+    return hold
 
 
 def distinct_rows(x: np.ndarray) -> np.ndarray:
     """The distinct rows of ``x`` in the order they first appear (anonymeter's
-    ``drop_duplicates``): each column's values coded, the codes combined into one
-    integer per row (recoded whenever the product would overflow), its first places
-    (one sort per column, where ``np.unique(axis=0)`` sorts rows as records)."""
+    ``drop_duplicates``)."""
+    return x[first_rows(x)]
+
+
+def first_rows(x: np.ndarray) -> np.ndarray:
+    """The place of each distinct row of ``x`` where it first appears, in order: each
+    column's values coded, the codes combined into one integer per row (recoded
+    whenever the product would overflow), its first places (one sort per column, where
+    ``np.unique(axis=0)`` sorts rows as records)."""
     key = np.zeros(len(x), dtype=np.int64)
     size = 1
     for j in range(x.shape[1]):
@@ -153,13 +170,12 @@ def distinct_rows(x: np.ndarray) -> np.ndarray:
         key = key * k + code.ravel()
         size *= k
     _, first = np.unique(key, return_index=True)
-    return x[np.sort(first)]
+    return np.sort(first)
 
 
 def _first_unique(q: Queries) -> Queries:
     """The distinct predicates, each at its first place (anonymeter keeps each once)."""
-    _, first = np.unique(q.key(), axis=0, return_index=True)
-    return q.take(np.sort(first))
+    return q.take(first_rows(q.key()))
 
 
 def column_values(lo, hi) -> list:
@@ -265,16 +281,12 @@ class _Writer:
 
     def __init__(self, lo, hi, numeric):
         m, d = lo.shape
-        self.lo, self.hi, self.numeric = lo, hi, numeric
+        self.m = m
         exact = lo == hi
         self.median = np.array([np.median(lo[exact[:, j], j]) if exact[:, j].any() else 0.0
                                 for j in range(d)])
-        low, high = np.empty((d, m), np.int32), np.empty((d, m), np.int32)
-        top = np.empty(d, np.int32)
-        for j in range(d):
-            edges = np.unique(np.concatenate([lo[:, j], hi[:, j]]))
-            low[j], high[j] = np.searchsorted(edges, lo[:, j]), np.searchsorted(edges, hi[:, j])
-            top[j] = len(edges) - 1
+        edges, low, high = ranked(lo, hi)
+        top = np.array([len(e) - 1 for e in edges], dtype=np.int32)
         self.low, self.high = low, high
         up, down = _directions(numeric[None, :], exact, lo > self.median)
         self.a = np.where(down, 0, low.T)            # (m, d) rank bounds of each row's
@@ -291,17 +303,12 @@ class _Writer:
         chunks (in the reading's random order), a predicate dropped as soon as it
         matches two: few survive the bit sets, and those that do not single out
         rarely need more than a chunk or two."""
-        m = len(self.lo)
         count = np.zeros(len(cols), dtype=np.int64)
         live = np.arange(len(cols))
-        for s in range(0, m, CHUNK):
-            part = slice(s, min(m, s + CHUNK))
-            hold = np.ones((len(live), part.stop - s), dtype=bool)
-            for t in range(cols.shape[1]):
-                c = cols[live, t]
-                hold &= ((a[live, t, None] <= self.low[c, part])
-                         & (self.high[c, part] <= b[live, t, None]))
-            count[live] += hold.sum(axis=1)
+        for s in range(0, self.m, CHUNK):
+            part = slice(s, min(self.m, s + CHUNK))
+            count[live] += _inside(self.low[:, part], self.high[:, part], cols[live],
+                                   a[live], b[live]).sum(axis=1)
             live = live[count[live] < 2]
             if not len(live):
                 break
@@ -316,7 +323,7 @@ class _Writer:
             keep = keep[alone]
             if not len(keep):
                 break
-        if len(keep) and len(self.levels[-1].rows) < len(self.lo):
+        if len(keep) and len(self.levels[-1].rows) < self.m:
             keep = keep[self._alone(cols[keep], a[keep], b[keep])]
         out = np.zeros(len(rows), dtype=bool)
         out[keep] = True
